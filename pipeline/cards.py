@@ -43,9 +43,7 @@ CARD_SUIT: tuple[int, ...] = tuple([c // 13 for c in range(52)] + [NO_TRUMP, NO_
 CARD_RANK: tuple[int, ...] = tuple([c % 13 for c in range(52)] + [13, 14])
 
 #: Bitmask of each natural suit; index ``NO_TRUMP`` holds the two jokers.
-SUIT_MASK: tuple[int, ...] = tuple(
-    [((1 << 13) - 1) << (13 * s) for s in range(4)] + [JOKERS]
-)
+SUIT_MASK: tuple[int, ...] = tuple([((1 << 13) - 1) << (13 * s) for s in range(4)] + [JOKERS])
 
 #: ``TRUMP_MASK[t]``: the trumps when ``t`` is trump (jokers included); 0 for no trump.
 TRUMP_MASK: tuple[int, ...] = tuple([SUIT_MASK[s] | JOKERS for s in range(4)] + [0])
@@ -57,8 +55,7 @@ EFFECTIVE_SUIT: tuple[tuple[int, ...], ...] = tuple(
 
 #: ``FOLLOW_MASK[t][s]``: the cards that count as suit ``s`` when ``t`` is trump.
 FOLLOW_MASK: tuple[tuple[int, ...], ...] = tuple(
-    tuple(SUIT_MASK[s] | JOKERS if s == t < NO_TRUMP else SUIT_MASK[s] for s in range(5))
-    for t in range(5)
+    tuple(SUIT_MASK[s] | JOKERS if s == t < NO_TRUMP else SUIT_MASK[s] for s in range(5)) for t in range(5)
 )
 
 #: ``IS_TRUMP[t][c]``: whether card ``c`` is a trump when ``t`` is trump.

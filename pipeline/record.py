@@ -34,9 +34,7 @@ CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 #: 1-64 characters, none of Unicode category Cc (U+0000-U+001F, U+007F-U+009F).
 PLAYER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$"
-_RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$"
-)
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
 
 Seat = Literal["N", "E", "S", "W"]
 Card = Annotated[str, StringConstraints(pattern=CARD_PATTERN)]

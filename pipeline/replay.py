@@ -145,9 +145,7 @@ class Replay:
                 for d in self.deals
             ],
             "final_score": (
-                None
-                if self.final_score is None
-                else {"NS": self.final_score[0], "EW": self.final_score[1]}
+                None if self.final_score is None else {"NS": self.final_score[0], "EW": self.final_score[1]}
             ),
         }
 
@@ -172,10 +170,7 @@ def schema_violations(obj: dict[str, Any]) -> list[Violation]:
             path = pointer(err["loc"])
             msg = err["msg"].removeprefix("Value error, ")
             by_path.setdefault(path, []).append(msg)
-        return [
-            Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path)
-            for path, msgs in by_path.items()
-        ]
+        return [Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path) for path, msgs in by_path.items()]
     return []
 
 
@@ -245,7 +240,15 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
             name = SEAT_NAMES[s]
             cards = hands_in[name]
             if len(cards) != n:
-                add(Violation("HAND_SIZE", f"{name} holds {len(cards)} cards, deal {number} deals {n}", f"{base}/hands/{name}", dn, seat=name))
+                add(
+                    Violation(
+                        "HAND_SIZE",
+                        f"{name} holds {len(cards)} cards, deal {number} deals {n}",
+                        f"{base}/hands/{name}",
+                        dn,
+                        seat=name,
+                    )
+                )
             m = 0
             for k, cs in enumerate(cards):
                 bit = 1 << CARD_INDEX[cs]
@@ -311,7 +314,11 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
             if not needed:
                 why_not.append(
                     "no swap was needed"
-                    + (f" (the trump card {tc_name} is not a joker)" if trump != NO_TRUMP else f" (nobody was dealt {CARD_NAMES[other]})")
+                    + (
+                        f" (the trump card {tc_name} is not a joker)"
+                        if trump != NO_TRUMP
+                        else f" (nobody was dealt {CARD_NAMES[other]})"
+                    )
                 )
             else:
                 assert holder is not None
@@ -369,12 +376,20 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
         broken_before: list[bool] = []
         if pass_out:
             if tricks:
-                add(Violation("PASS_OUT", f"all four passed, yet {len(tricks)} tricks were played", base + "/tricks", dn))
+                add(
+                    Violation(
+                        "PASS_OUT", f"all four passed, yet {len(tricks)} tricks were played", base + "/tricks", dn
+                    )
+                )
         elif not tricks:
             add(Violation("PASS_OUT", "no tricks were played, but not everybody passed", base + "/tricks", dn))
         else:
             if len(tricks) != n:
-                add(Violation("TRICK_COUNT", f"{len(tricks)} tricks recorded, deal {number} has {n}", base + "/tricks", dn))
+                add(
+                    Violation(
+                        "TRICK_COUNT", f"{len(tricks)} tricks recorded, deal {number} has {n}", base + "/tricks", dn
+                    )
+                )
             is_trump = IS_TRUMP[trump]
             claimers = con.board_claimers
             expected_leader = con.opening_leader
@@ -404,12 +419,30 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
                     bit = 1 << c
                     h = hand[seat]
                     if not h & bit:
-                        add(Violation("NOT_IN_HAND", f"{SEAT_NAMES[seat]} played {names[k]}, which is not in their hand", f"{tbase}/cards/{k}", dn, tn, SEAT_NAMES[seat]))
+                        add(
+                            Violation(
+                                "NOT_IN_HAND",
+                                f"{SEAT_NAMES[seat]} played {names[k]}, which is not in their hand",
+                                f"{tbase}/cards/{k}",
+                                dn,
+                                tn,
+                                SEAT_NAMES[seat],
+                            )
+                        )
                         continue
                     hand[seat] = h ^ bit
                     if k == 0:
                         if not legal_leads(h, trump, broken, bool(claimers >> seat & 1)) & bit:
-                            add(Violation("TRUMP_LEAD", f"{SEAT_NAMES[seat]} led trump {names[k]} before trump was broken", f"{tbase}/cards/{k}", dn, tn, SEAT_NAMES[seat]))
+                            add(
+                                Violation(
+                                    "TRUMP_LEAD",
+                                    f"{SEAT_NAMES[seat]} led trump {names[k]} before trump was broken",
+                                    f"{tbase}/cards/{k}",
+                                    dn,
+                                    tn,
+                                    SEAT_NAMES[seat],
+                                )
+                            )
                     elif not legal_follows(h, led, trump) & bit:
                         code = follow_fault(led, trump)
                         must = CARD_NAMES[legal_follows(h, led, trump).bit_length() - 1]
@@ -462,4 +495,4 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
     return Replay(rec["game_id"], out, outcomes, final, scored)
 
 
-__all__ = ["CODES", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked", "TEAMS"]
+__all__ = ["CODES", "TEAMS", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked"]

@@ -4,8 +4,9 @@ A path named on the command line is a ``.jsonl`` file (one record per line),
 any other file (one record), or a folder (its ``*.json`` and ``*.jsonl`` files,
 recursively, in sorted order).  Nothing is held beyond the record at hand, so
 memory stays flat however large the input.  Each input becomes an
-:class:`Item` carrying its raw bytes exactly as received and either the parsed
-JSON value or a ``JSON`` error message naming what is wrong.
+:class:`Item` carrying its raw bytes exactly as received; :func:`parse` turns
+them into a JSON value or a ``JSON`` error message naming what is wrong (it
+runs where the replay runs, so worker processes receive bytes, not objects).
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ class SourceError(ValueError):
 
 @dataclass(slots=True)
 class Item:
-    """One input record: where it came from, its raw text, and its JSON value or error."""
+    """One input record: where it came from and its raw bytes (or why it could not be read)."""
 
     source: str
     line: int | None
     raw: bytes
-    value: Any = None
-    error: str | None = None
+    read_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,19 +114,15 @@ def read_file(f: InputFile) -> Iterator[Item]:
     """The records of one input file; blank lines of a ``.jsonl`` file are skipped."""
     try:
         if not f.jsonl:
-            raw = f.path.read_bytes()
-            value, error = parse(raw)
-            yield Item(f.source, None, raw, value, error)
+            yield Item(f.source, None, f.path.read_bytes())
             return
         with f.path.open("rb") as fh:
             for number, line in enumerate(fh, 1):
                 raw = line.rstrip(b"\r\n")
-                if not raw.strip():
-                    continue
-                value, error = parse(raw)
-                yield Item(f.source, number, raw, value, error)
+                if raw.strip():
+                    yield Item(f.source, number, raw)
     except OSError as exc:
-        yield Item(f.source, None, b"", None, f"cannot read: {exc.strerror or exc}")
+        yield Item(f.source, None, b"", f"cannot read: {exc.strerror or exc}")
 
 
 def read(paths: Iterable[str]) -> Iterator[Item]:

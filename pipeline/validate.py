@@ -1,0 +1,76 @@
+"""Validation of many inputs: parse, schema, replay; optionally in worker processes.
+
+:func:`check` is the whole check of one raw input.  :func:`check_items` runs it
+over a stream of :class:`~pipeline.sources.Item`, in order, in batches so that
+memory stays bounded, in this process (``workers=1``) or in a process pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+
+from pipeline.replay import Replay, json_error, replay
+from pipeline.sources import Item, parse
+
+BATCH = 2048
+
+
+def check(raw: bytes) -> Replay:
+    """Parse and replay one raw input; never raises on bad content."""
+    value, error = parse(raw)
+    if error is not None:
+        return json_error(error)
+    return replay(value)
+
+
+def check_item(item: Item) -> Replay:
+    if item.read_error is not None:
+        return json_error(item.read_error)
+    return check(item.raw)
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def check_items(items: Iterable[Item], workers: int = 1) -> Iterator[tuple[Item, Replay]]:
+    """``(item, replay)`` for every item, in input order."""
+    it = iter(items)
+    if workers <= 1:
+        for item in it:
+            yield item, check_item(item)
+        return
+    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    with ctx.Pool(workers) as pool:
+        while batch := list(islice(it, BATCH)):
+            yield from zip(batch, pool.imap(check_item, batch, chunksize=64), strict=True)
+
+
+def status(r: Replay) -> str:
+    """``valid`` (complete), ``incomplete`` (valid, fewer than 25 scored deals) or ``invalid``."""
+    if not r.valid:
+        return "invalid"
+    return "valid" if r.complete else "incomplete"
+
+
+@dataclass
+class Summary:
+    """Counts over a validation run."""
+
+    records: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    by_code: Counter[str] = field(default_factory=Counter)
+
+    def add(self, r: Replay) -> None:
+        self.records += 1
+        self.by_status[status(r)] += 1
+        self.by_code.update(v.code for v in r.violations)
+
+    @property
+    def all_valid(self) -> bool:
+        return self.by_status["invalid"] == 0
