@@ -64,6 +64,21 @@ IS_TRUMP: tuple[tuple[bool, ...], ...] = tuple(
 )
 
 
+#: ``WIN_KEY[t][s][c]``: how strongly card ``c`` bids for a trick led in suit ``s`` when
+#: ``t`` is trump.  Trumps beat the led suit, which beats the rest (key 0); inside a
+#: group the higher card index (the higher rank; BJ > LJ > A) wins.
+WIN_KEY: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
+    tuple(
+        tuple(200 + c if IS_TRUMP[t][c] else (100 + c if EFFECTIVE_SUIT[t][c] == s else 0) for c in range(NUM_CARDS))
+        for s in range(5)
+    )
+    for t in range(5)
+)
+
+#: ``CARD_BIT[name]``: the one-card bitmask of a card name.
+CARD_BIT: dict[str, int] = {name: 1 << i for i, name in enumerate(CARD_NAMES)}
+
+
 class CardError(ValueError):
     """A string that is not a card in the record notation."""
 

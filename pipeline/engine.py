@@ -113,7 +113,7 @@ class DealState:
             raise IllegalMoveError(f"{bid!r} is not a legal bid with {self.n} cards")
         self.bids.append((self.to_act(), bid))
         if not self.bidding:
-            self.contracts = contracts(self.bids)
+            self.contracts = contracts(tuple(self.bids))
             self.leader = self.contracts.opening_leader
 
     # -- play -------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import msgspec
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -181,18 +182,138 @@ class _NoNullSchema(GenerateJsonSchema):
     """Optional fields are "may be absent", never "may be null": drop the null branch."""
 
     def nullable_schema(self, schema: CoreSchema) -> JsonSchemaValue:
-        return self.generate_inner(schema["schema"])  # type: ignore[typeddict-item]
+        return self.generate_inner(schema["schema"])
 
     def default_schema(self, schema: CoreSchema) -> JsonSchemaValue:
-        inner = self.generate_inner(schema["schema"])  # type: ignore[typeddict-item]
+        inner = self.generate_inner(schema["schema"])
         return inner
 
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of record format v1, generated from the models."""
     schema = GameRecord.model_json_schema(schema_generator=_NoNullSchema)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    head = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": schema.pop("$id"),
+        "title": schema.pop("title"),
+        "description": schema.pop("description", ""),
+    }
+    return {**head, **schema}
 
 
 def json_schema_text() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# --- the fast path ---------------------------------------------------------------------
+#
+# msgspec Structs that mirror the pydantic models above: decoding JSON bytes
+# straight into them parses and checks the format in one pass, several times
+# faster than parsing and then running pydantic.  They are the replay's input.
+# pydantic stays the authority: any input the fast decoder refuses is parsed
+# again and checked by pydantic, whose messages are the ones reported, and
+# tests/test_record.py checks that both accept exactly the same records.
+
+CardName = Literal[
+    "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "TS", "JS", "QS", "KS", "AS",
+    "2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH", "AH",
+    "2D", "3D", "4D", "5D", "6D", "7D", "8D", "9D", "TD", "JD", "QD", "KD", "AD",
+    "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC", "QC", "KC", "AC",
+    "LJ", "BJ",
+]  # fmt: skip
+_PlayerId = Annotated[str, msgspec.Meta(pattern=PLAYER_PATTERN)]
+
+
+class _FastStrict(msgspec.Struct, forbid_unknown_fields=True):
+    pass
+
+
+class FastPlayers(_FastStrict):
+    N: _PlayerId
+    E: _PlayerId
+    S: _PlayerId
+    W: _PlayerId
+
+
+class FastHands(_FastStrict):
+    N: list[CardName]
+    E: list[CardName]
+    S: list[CardName]
+    W: list[CardName]
+
+
+class FastJokerSwap(_FastStrict):
+    seat: Seat
+    drawn: CardName
+
+
+class FastBid(_FastStrict):
+    seat: Seat
+    bid: int | Literal["pass", "board"]
+
+
+class FastTrick(_FastStrict):
+    leader: Seat
+    cards: Annotated[list[CardName], msgspec.Meta(min_length=4, max_length=4)]
+
+
+class FastTeamInts(_FastStrict):
+    NS: int
+    EW: int
+
+
+class FastDealResult(_FastStrict):
+    tricks: FastTeamInts
+    points: FastTeamInts
+
+
+class FastDeal(_FastStrict):
+    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
+    dealer: Seat
+    hands: FastHands
+    trump_card: CardName
+    bids: Annotated[list[FastBid], msgspec.Meta(min_length=4, max_length=4)]
+    tricks: list[FastTrick]
+    stock: list[CardName] | msgspec.UnsetType = msgspec.UNSET
+    joker_swap: FastJokerSwap | msgspec.UnsetType = msgspec.UNSET
+    result: FastDealResult | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecord(_FastStrict):
+    format_version: Literal[1]
+    game_id: Annotated[str, msgspec.Meta(pattern=GAME_ID_PATTERN)]
+    ruleset: Literal["standard"]
+    players: FastPlayers
+    deals: list[FastDeal]
+    played_at: Annotated[str, msgspec.Meta(pattern=_RFC3339.pattern)] | msgspec.UnsetType = msgspec.UNSET
+    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    final_score: FastTeamInts | msgspec.UnsetType = msgspec.UNSET
+
+
+_FAST_DECODER = msgspec.json.Decoder(FastRecord)
+
+
+def fast_decode(raw: bytes) -> FastRecord | None:
+    """The record when ``raw`` is a record that fits the format, else ``None``.
+
+    ``None`` means "ask pydantic": the input may be non-JSON, may not fit the
+    format, or may be something only the full check can judge.
+    """
+    try:
+        rec = _FAST_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    p = rec.players
+    if len({p.N, p.E, p.S, p.W}) < 4:
+        return None
+    if rec.played_at is not msgspec.UNSET:
+        try:
+            _check_datetime(rec.played_at)
+        except ValueError:
+            return None
+    return rec
+
+
+def to_fast(value: dict[str, Any]) -> FastRecord:
+    """A record pydantic has accepted, as the Structs the replay reads."""
+    return msgspec.convert(value, FastRecord, strict=True)

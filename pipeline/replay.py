@@ -11,34 +11,43 @@ collected, and after a bad play the recorded card counts as played.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
 from pydantic import ValidationError
 
 from pipeline.cards import (
     BJ,
+    CARD_BIT,
     CARD_INDEX,
     CARD_NAMES,
     CARD_SUIT,
+    EFFECTIVE_SUIT,
+    FOLLOW_MASK,
     IS_TRUMP,
     LJ,
     NO_TRUMP,
     SEATS,
     TEAMS,
+    TRUMP_MASK,
+    WIN_KEY,
 )
-from pipeline.record import GameRecord
+from pipeline.record import CardName, FastRecord, GameRecord, to_fast
 from pipeline.rules import (
     HAND_SIZE,
     PASS,
     SCORED_DEALS,
     Contracts,
     contracts,
-    follow_fault,
+    follow_suit_mask,
+    is_blooper_lead,
     legal_follows,
     legal_leads,
     score,
-    trick_winner,
 )
 
 ERROR = "error"
@@ -177,115 +186,150 @@ def schema_violations(obj: dict[str, Any]) -> list[Violation]:
 def replay(obj: Any) -> Replay:
     """Check one parsed JSON value as a game record; never raises on bad content."""
     if not isinstance(obj, dict):
-        kind = type(obj).__name__ if obj is not None else "null"
+        kind = (
+            "null"
+            if obj is None
+            else {bool: "boolean", int: "number", float: "number", str: "string", list: "array"}.get(
+                type(obj), type(obj).__name__
+            )
+        )
         return Replay(None, [Violation("SCHEMA", f"a game record is a JSON object, not {kind}", "")], [], None)
     gid = obj.get("game_id")
     game_id = gid if isinstance(gid, str) else None
     problems = schema_violations(obj)
     if problems:
         return Replay(game_id, problems, [], None)
-    return replay_checked(obj)
+    try:
+        rec = to_fast(obj)
+    except msgspec.ValidationError as exc:  # the two models disagree: never silently accept
+        return Replay(game_id, [Violation("SCHEMA", f"record: {exc}", "")], [], None)
+    return replay_checked(rec)
 
 
-def _seat_name(seat: int | None) -> str | None:
-    return None if seat is None else SEAT_NAMES[seat]
+def _violation(
+    code: str, message: str, path: str, deal: int, trick: int | None = None, seat: int | None = None
+) -> Violation:
+    return Violation(code, message, path, deal, trick, None if seat is None else SEAT_NAMES[seat])
 
 
-def replay_checked(rec: dict[str, Any]) -> Replay:
-    """Replay a record that already fits the schema (plain parsed JSON)."""
+def replay_checked(rec: FastRecord) -> Replay:
+    """Replay a record that fits the format.
+
+    This is the hot path: card names become ints once, hands are bitmasks, and
+    a violation's message and path are only built when there is one.
+    """
     out: list[Violation] = []
     outcomes: list[DealOutcome] = []
     add = out.append
-    totals = [0, 0]
+    ci = CARD_INDEX
+    bit_of = CARD_BIT.__getitem__
+    si = SEAT_INDEX
+    tot_ns = tot_ew = 0
     scored = 0
     prev_number = 0
     prev_dealer = -1
     prev_pass_out = False
 
-    for di, d in enumerate(rec["deals"]):
-        base = f"/deals/{di}"
+    for di, d in enumerate(rec.deals):
         dn = di + 1
-        number: int = d["number"]
+        number = d.number
         n = HAND_SIZE[number]
-        dealer = SEAT_INDEX[d["dealer"]]
-        bids = d["bids"]
-        bid_values = [b["bid"] for b in bids]
-        pass_out = all(b == PASS for b in bid_values)
+        dealer = si[d.dealer]
+        bids = d.bids
+        bid_values = [b.bid for b in bids]
+        pass_out = bid_values[0] == PASS and bid_values[1] == PASS and bid_values[2] == PASS and bid_values[3] == PASS
 
-        # -- schedule ------------------------------------------------------
+        # -- schedule ------------------------------------------------------------
         expected = 1 if di == 0 else (prev_number if prev_pass_out else prev_number + 1)
         if not pass_out:
             scored += 1
         if number != expected:
-            add(Violation("DEAL_NUMBER", f"deal number {number}, expected {expected}", base + "/number", dn))
+            add(_violation("DEAL_NUMBER", f"deal number {number}, expected {expected}", f"/deals/{di}/number", dn))
         elif scored > SCORED_DEALS and not pass_out:
-            add(Violation("DEAL_NUMBER", f"scored deal {scored}: a game has {SCORED_DEALS}", base + "/number", dn))
+            add(
+                _violation("DEAL_NUMBER", f"scored deal {scored}: a game has {SCORED_DEALS}", f"/deals/{di}/number", dn)
+            )
         if di and dealer != (prev_dealer + 1) & 3:
             add(
-                Violation(
+                _violation(
                     "DEALER",
                     f"{SEAT_NAMES[dealer]} dealt; the dealer should be {SEAT_NAMES[(prev_dealer + 1) & 3]}",
-                    base + "/dealer",
+                    f"/deals/{di}/dealer",
                     dn,
-                    seat=SEAT_NAMES[dealer],
+                    seat=dealer,
                 )
             )
         prev_number, prev_dealer, prev_pass_out = number, dealer, pass_out
 
-        # -- the deal --------------------------------------------------------
-        hands_in = d["hands"]
+        # -- the deal --------------------------------------------------------------
+        hd = d.hands
+        hands_in = (hd.N, hd.E, hd.S, hd.W)
         hand = [0, 0, 0, 0]
         seen = 0
         for s in range(4):
-            name = SEAT_NAMES[s]
-            cards = hands_in[name]
-            if len(cards) != n:
+            held = hands_in[s]
+            if len(held) != n:
                 add(
-                    Violation(
+                    _violation(
                         "HAND_SIZE",
-                        f"{name} holds {len(cards)} cards, deal {number} deals {n}",
-                        f"{base}/hands/{name}",
+                        f"{SEAT_NAMES[s]} holds {len(held)} cards; deal {number} deals {n}",
+                        f"/deals/{di}/hands/{SEAT_NAMES[s]}",
                         dn,
-                        seat=name,
+                        seat=s,
                     )
                 )
-            m = 0
-            for k, cs in enumerate(cards):
-                bit = 1 << CARD_INDEX[cs]
-                if seen & bit:
-                    add(Violation("DUPLICATE_CARD", f"{cs} appears twice", f"{base}/hands/{name}/{k}", dn, seat=name))
-                seen |= bit
-                m |= bit
+            m = sum(map(bit_of, held))
+            if m & seen or m.bit_count() != len(held):  # a repeated card: find it (exact: a sum of
+                m = 0  # distinct bits has no carries, so its popcount equals the count)
+                for k, cs in enumerate(held):
+                    bit = bit_of(cs)
+                    if (seen | m) & bit:
+                        add(
+                            _violation(
+                                "DUPLICATE_CARD",
+                                f"{cs} appears twice",
+                                f"/deals/{di}/hands/{SEAT_NAMES[s]}/{k}",
+                                dn,
+                                seat=s,
+                            )
+                        )
+                    m |= bit
+            seen |= m
             hand[s] = m
-        tc_name = d["trump_card"]
-        tc = CARD_INDEX[tc_name]
+        tc_name = d.trump_card
+        tc = ci[tc_name]
         if seen >> tc & 1:
-            add(Violation("DUPLICATE_CARD", f"the trump card {tc_name} is also dealt", base + "/trump_card", dn))
+            add(_violation("DUPLICATE_CARD", f"the trump card {tc_name} is also dealt", f"/deals/{di}/trump_card", dn))
         seen |= 1 << tc
-        stock_in = d.get("stock")
-        stock: list[int] | None = None
-        if stock_in is not None:
-            stock = [CARD_INDEX[c] for c in stock_in]
-            for k in range(1 if stock and stock[0] == tc else 0, len(stock)):
-                bit = 1 << stock[k]
-                if seen & bit:
-                    add(Violation("DUPLICATE_CARD", f"{stock_in[k]} appears twice", f"{base}/stock/{k}", dn))
-                seen |= bit
+        stock: list[int] | None = None  # only its first two cards matter after this check
+        if d.stock is not UNSET:
+            stock_in = d.stock
+            stock = [ci[c] for c in stock_in[:2]]
+            first = 1 if stock and stock[0] == tc else 0
+            m = sum(map(bit_of, stock_in[first:]))
+            if m & seen or m.bit_count() != len(stock_in) - first:
+                m = 0
+                for k in range(first, len(stock_in)):
+                    bit = bit_of(stock_in[k])
+                    if (seen | m) & bit:
+                        add(_violation("DUPLICATE_CARD", f"{stock_in[k]} appears twice", f"/deals/{di}/stock/{k}", dn))
+                    m |= bit
+            seen |= m
             want = 54 - 4 * n
-            if len(stock) != want or stock[0] != tc:
-                why = (
-                    f"the stock holds {len(stock)} cards, deal {number} leaves {want}"
-                    if len(stock) != want
-                    else f"the stock's top card {stock_in[0]} is not the trump card {tc_name}"
-                )
-                if len(stock) != want and stock and stock[0] != tc:
-                    why += f", and its top card {stock_in[0]} is not the trump card {tc_name}"
-                add(Violation("STOCK", why, base + "/stock", dn))
+            if len(stock_in) != want or first == 0:
+                why = []
+                if len(stock_in) != want:
+                    why.append(f"the stock holds {len(stock_in)} cards; deal {number} leaves {want}")
+                if first == 0:
+                    why.append(
+                        f"its top card {stock_in[0]} is not the trump card {tc_name}" if stock_in else "it is empty"
+                    )
+                add(_violation("STOCK", "; ".join(why), f"/deals/{di}/stock", dn))
 
-        # -- trump and the joker swap ------------------------------------------
+        # -- trump and the joker swap ------------------------------------------------
         trump = CARD_SUIT[tc]
-        swap = d.get("joker_swap")
-        holder: int | None = None
+        swap = d.joker_swap
+        holder = -1
         other = 0
         if trump == NO_TRUMP:
             other = BJ if tc == LJ else LJ
@@ -293,206 +337,274 @@ def replay_checked(rec: dict[str, Any]) -> Replay:
                 if hand[s] >> other & 1:
                     holder = s
                     break
-        needed = holder is not None
-        if swap is None:
+        needed = holder >= 0
+        if swap is UNSET:
             if needed:
-                assert holder is not None
                 add(
-                    Violation(
+                    _violation(
                         "JOKER_SWAP",
-                        f"{tc_name} was turned: {SEAT_NAMES[holder]} must discard {CARD_NAMES[other]} and draw the next stock card, but no swap is recorded",
-                        base + "/joker_swap",
+                        f"{tc_name} was turned: {SEAT_NAMES[holder]} must discard {CARD_NAMES[other]} "
+                        "and draw the next stock card, but no swap is recorded",
+                        f"/deals/{di}/joker_swap",
                         dn,
-                        seat=SEAT_NAMES[holder],
+                        seat=holder,
                     )
                 )
         else:
-            sseat = SEAT_INDEX[swap["seat"]]
-            drawn_name = swap["drawn"]
-            drawn = CARD_INDEX[drawn_name]
+            sseat = si[swap.seat]
+            drawn = ci[swap.drawn]
             why_not: list[str] = []
             if not needed:
                 why_not.append(
-                    "no swap was needed"
-                    + (
-                        f" (the trump card {tc_name} is not a joker)"
-                        if trump != NO_TRUMP
-                        else f" (nobody was dealt {CARD_NAMES[other]})"
-                    )
+                    f"no swap was needed (the trump card {tc_name} is not a joker)"
+                    if trump != NO_TRUMP
+                    else f"no swap was needed (nobody was dealt {CARD_NAMES[other]})"
                 )
             else:
-                assert holder is not None
                 if sseat != holder:
-                    why_not.append(f"{CARD_NAMES[other]} was dealt to {SEAT_NAMES[holder]}, not {swap['seat']}")
+                    why_not.append(f"{CARD_NAMES[other]} was dealt to {SEAT_NAMES[holder]}, not {swap.seat}")
                 if drawn == tc:
-                    why_not.append(f"the drawn card {drawn_name} is the turned card")
-                elif any(h >> drawn & 1 for h in hand):
-                    why_not.append(f"the drawn card {drawn_name} was dealt to a player")
+                    why_not.append(f"the drawn card {swap.drawn} is the turned card")
+                elif (hand[0] | hand[1] | hand[2] | hand[3]) >> drawn & 1:
+                    why_not.append(f"the drawn card {swap.drawn} was dealt to a player")
                 elif stock is not None and (len(stock) < 2 or stock[1] != drawn):
-                    why_not.append(f"the drawn card {drawn_name} is not the next stock card")
+                    why_not.append(f"the drawn card {swap.drawn} is not the next stock card")
             if why_not:
-                add(Violation("JOKER_SWAP", "; ".join(why_not), base + "/joker_swap", dn, seat=swap["seat"]))
+                add(_violation("JOKER_SWAP", "; ".join(why_not), f"/deals/{di}/joker_swap", dn, seat=sseat))
         if trump == NO_TRUMP:
-            for s in range(4):
-                hand[s] &= ~(1 << other)
+            keep = ~(1 << other)
+            hand = [h & keep for h in hand]
             if needed:
-                if swap is not None:
-                    hand[SEAT_INDEX[swap["seat"]]] |= 1 << CARD_INDEX[swap["drawn"]]
+                if swap is not UNSET:
+                    hand[si[swap.seat]] |= 1 << ci[swap.drawn]
                 elif stock is not None and len(stock) > 1:
-                    assert holder is not None
                     hand[holder] |= 1 << stock[1]
 
-        # -- bidding ---------------------------------------------------------------
-        bid_seats = [SEAT_INDEX[b["seat"]] for b in bids]
-        if bid_seats != [(dealer + 1) & 3, (dealer + 2) & 3, (dealer + 3) & 3, dealer]:
+        # -- bidding ---------------------------------------------------------------------
+        bid_seats = [si[b.seat] for b in bids]
+        if bid_seats != BID_ORDER[dealer]:
             add(
-                Violation(
+                _violation(
                     "BID_ORDER",
-                    f"bids by {' '.join(SEAT_NAMES[s] for s in bid_seats)}; with {SEAT_NAMES[dealer]} dealing the order is "
-                    + " ".join(SEAT_NAMES[(dealer + k) & 3] for k in range(1, 5)),
-                    base + "/bids",
+                    f"bids by {' '.join(SEAT_NAMES[s] for s in bid_seats)}; with {SEAT_NAMES[dealer]} dealing "
+                    f"the order is {' '.join(SEAT_NAMES[s] for s in BID_ORDER[dealer])}",
+                    f"/deals/{di}/bids",
                     dn,
                 )
             )
         for k, b in enumerate(bid_values):
-            if isinstance(b, int) and not 1 <= b <= n - 1:
+            if b.__class__ is int and not 1 <= b <= n - 1:
+                who = SEAT_NAMES[bid_seats[k]]
                 add(
-                    Violation(
+                    _violation(
                         "BID_RANGE",
-                        f"{SEAT_NAMES[bid_seats[k]]} bid {b}; with {n} cards a bid is 1 to {n - 1}"
+                        f"{who} bid {b}; with {n} cards a bid is 1 to {n - 1}"
                         if n > 1
-                        else f"{SEAT_NAMES[bid_seats[k]]} bid {b}; with 1 card no number can be bid",
-                        f"{base}/bids/{k}/bid",
+                        else f"{who} bid {b}; with 1 card no number can be bid",
+                        f"/deals/{di}/bids/{k}/bid",
                         dn,
-                        seat=SEAT_NAMES[bid_seats[k]],
+                        seat=bid_seats[k],
                     )
                 )
-        con = contracts(list(zip(bid_seats, bid_values, strict=True)))
+        con = contracts(tuple(zip(bid_seats, bid_values, strict=True)))
 
-        # -- play --------------------------------------------------------------------
-        tricks = d["tricks"]
-        won = [0, 0]
+        # -- play ------------------------------------------------------------------------------
+        tricks = d.tricks
+        won_ns = won_ew = 0
         winners: list[int] = []
         broken_before: list[bool] = []
         if pass_out:
             if tricks:
                 add(
-                    Violation(
-                        "PASS_OUT", f"all four passed, yet {len(tricks)} tricks were played", base + "/tricks", dn
+                    _violation(
+                        "PASS_OUT", f"all four passed, yet {len(tricks)} tricks were played", f"/deals/{di}/tricks", dn
                     )
                 )
         elif not tricks:
-            add(Violation("PASS_OUT", "no tricks were played, but not everybody passed", base + "/tricks", dn))
+            add(_violation("PASS_OUT", "no tricks were played, but not everybody passed", f"/deals/{di}/tricks", dn))
         else:
             if len(tricks) != n:
                 add(
-                    Violation(
-                        "TRICK_COUNT", f"{len(tricks)} tricks recorded, deal {number} has {n}", base + "/tricks", dn
-                    )
-                )
-            is_trump = IS_TRUMP[trump]
-            claimers = con.board_claimers
-            expected_leader = con.opening_leader
-            broken = False
-            for j, t in enumerate(tricks):
-                tn = j + 1
-                tbase = f"{base}/tricks/{j}"
-                leader = SEAT_INDEX[t["leader"]]
-                if expected_leader is not None and leader != expected_leader:
-                    add(
-                        Violation(
-                            "LEADER",
-                            f"{SEAT_NAMES[leader]} led trick {tn}; {SEAT_NAMES[expected_leader]} should have"
-                            + (" (the highest bidder)" if j == 0 else " (the last trick's winner)"),
-                            tbase + "/leader",
-                            dn,
-                            tn,
-                            SEAT_NAMES[leader],
-                        )
-                    )
-                names = t["cards"]
-                cards = [CARD_INDEX[c] for c in names]
-                led = cards[0]
-                for k in range(4):
-                    seat = (leader + k) & 3
-                    c = cards[k]
-                    bit = 1 << c
-                    h = hand[seat]
-                    if not h & bit:
-                        add(
-                            Violation(
-                                "NOT_IN_HAND",
-                                f"{SEAT_NAMES[seat]} played {names[k]}, which is not in their hand",
-                                f"{tbase}/cards/{k}",
-                                dn,
-                                tn,
-                                SEAT_NAMES[seat],
-                            )
-                        )
-                        continue
-                    hand[seat] = h ^ bit
-                    if k == 0:
-                        if not legal_leads(h, trump, broken, bool(claimers >> seat & 1)) & bit:
-                            add(
-                                Violation(
-                                    "TRUMP_LEAD",
-                                    f"{SEAT_NAMES[seat]} led trump {names[k]} before trump was broken",
-                                    f"{tbase}/cards/{k}",
-                                    dn,
-                                    tn,
-                                    SEAT_NAMES[seat],
-                                )
-                            )
-                    elif not legal_follows(h, led, trump) & bit:
-                        code = follow_fault(led, trump)
-                        must = CARD_NAMES[legal_follows(h, led, trump).bit_length() - 1]
-                        msg = (
-                            f"{SEAT_NAMES[seat]} did not follow suit with {names[k]}"
-                            if code == "REVOKE"
-                            else f"{SEAT_NAMES[seat]} played {names[k]} after the {'Big' if led == BJ else 'Little'} Blooper; {must} was due"
-                        )
-                        add(Violation(code, msg, f"{tbase}/cards/{k}", dn, tn, SEAT_NAMES[seat]))
-                w = (leader + trick_winner(cards, trump)) & 3
-                winners.append(w)
-                broken_before.append(broken)
-                won[w & 1] += 1
-                if not broken:
-                    broken = is_trump[cards[0]] or is_trump[cards[1]] or is_trump[cards[2]] or is_trump[cards[3]]
-                expected_leader = w
-        if pass_out:
-            points = (0, 0)
-        else:
-            points = (score(con.ns, won[0], n), score(con.ew, won[1], n))
-        totals[0] += points[0]
-        totals[1] += points[1]
-        res = d.get("result")
-        if res is not None:
-            rt, rp = res["tricks"], res["points"]
-            if rt["NS"] != won[0] or rt["EW"] != won[1] or rp["NS"] != points[0] or rp["EW"] != points[1]:
-                add(
-                    Violation(
-                        "RESULT_MISMATCH",
-                        f"recorded tricks {rt['NS']}-{rt['EW']} and points {rp['NS']}-{rp['EW']} (NS-EW); "
-                        f"the replay gives tricks {won[0]}-{won[1]} and points {points[0]}-{points[1]}",
-                        base + "/result",
+                    _violation(
+                        "TRICK_COUNT",
+                        f"{len(tricks)} tricks recorded; deal {number} has {n}",
+                        f"/deals/{di}/tricks",
                         dn,
                     )
                 )
-        outcomes.append(DealOutcome((won[0], won[1]), points, pass_out, trump, con, winners, broken_before))
+            is_trump = IS_TRUMP[trump]
+            not_trumps = ~TRUMP_MASK[trump]
+            claimers = con.board_claimers
+            expected_leader = -1 if con.opening_leader is None else con.opening_leader
+            broken = False
+            win_keys = WIN_KEY[trump]
+            eff = EFFECTIVE_SUIT[trump]
+            follow = FOLLOW_MASK[trump]
+            flat = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks])))
+            for j, t in enumerate(tricks):
+                leader = si[t.leader]
+                if expected_leader >= 0 and leader != expected_leader:
+                    add(
+                        _violation(
+                            "LEADER",
+                            f"{SEAT_NAMES[leader]} led trick {j + 1}; {SEAT_NAMES[expected_leader]} should have"
+                            + (" (the highest bidder)" if j == 0 else " (the last trick's winner)"),
+                            f"/deals/{di}/tricks/{j}/leader",
+                            dn,
+                            j + 1,
+                            leader,
+                        )
+                    )
+                c0, c1, c2, c3 = flat[4 * j : 4 * j + 4]
+                s1, s2, s3 = (leader + 1) & 3, (leader + 2) & 3, (leader + 3) & 3
+                h0, h1, h2, h3 = hand[leader], hand[s1], hand[s2], hand[s3]
+                b0, b1, b2, b3 = 1 << c0, 1 << c1, 1 << c2, 1 << c3
+                must = follow[eff[c0]]
+                if (
+                    h0 & b0
+                    and h1 & b1
+                    and h2 & b2
+                    and h3 & b3
+                    and (b1 & must or not h1 & must)
+                    and (b2 & must or not h2 & must)
+                    and (b3 & must or not h3 & must)
+                    and (broken or not is_trump[c0] or not h0 & not_trumps or claimers >> leader & 1)
+                    and not is_blooper_lead(c0, trump)
+                ):  # the usual case: a legal trick (rules.legal_leads/legal_follows, inlined)
+                    hand[leader], hand[s1], hand[s2], hand[s3] = h0 ^ b0, h1 ^ b1, h2 ^ b2, h3 ^ b3
+                else:
+                    _check_trick(hand, t.cards, (c0, c1, c2, c3), leader, trump, broken, claimers, di, j, add)
+                key = win_keys[eff[c0]]
+                k0, k1, k2, k3 = key[c0], key[c1], key[c2], key[c3]
+                best = max(k0, k1, k2, k3)
+                w = (leader + (0 if k0 == best else 1 if k1 == best else 2 if k2 == best else 3)) & 3
+                winners.append(w)
+                broken_before.append(broken)
+                if w & 1:
+                    won_ew += 1
+                else:
+                    won_ns += 1
+                if not broken:
+                    broken = is_trump[c0] or is_trump[c1] or is_trump[c2] or is_trump[c3]
+                expected_leader = w
+        if pass_out:
+            pts_ns = pts_ew = 0
+        else:
+            pts_ns = score(con.ns, won_ns, n)
+            pts_ew = score(con.ew, won_ew, n)
+        tot_ns += pts_ns
+        tot_ew += pts_ew
+        res = d.result
+        if res is not UNSET:
+            rt, rp = res.tricks, res.points
+            if won_ns != rt.NS or won_ew != rt.EW or pts_ns != rp.NS or pts_ew != rp.EW:
+                add(
+                    _violation(
+                        "RESULT_MISMATCH",
+                        f"recorded tricks {rt.NS}-{rt.EW} and points {rp.NS}-{rp.EW} (NS-EW); "
+                        f"the replay gives tricks {won_ns}-{won_ew} and points {pts_ns}-{pts_ew}",
+                        f"/deals/{di}/result",
+                        dn,
+                    )
+                )
+        outcomes.append(DealOutcome((won_ns, won_ew), (pts_ns, pts_ew), pass_out, trump, con, winners, broken_before))
 
-    final = (totals[0], totals[1])
-    fs = rec.get("final_score")
-    if fs is not None and (fs["NS"] != final[0] or fs["EW"] != final[1]):
+    fs = rec.final_score
+    if fs is not UNSET and (tot_ns != fs.NS or tot_ew != fs.EW):
         add(
             Violation(
                 "FINAL_SCORE_MISMATCH",
-                f"recorded final score {fs['NS']}-{fs['EW']} (NS-EW); the deals add up to {final[0]}-{final[1]}",
+                f"recorded final score {fs.NS}-{fs.EW} (NS-EW); the deals add up to {tot_ns}-{tot_ew}",
                 "/final_score",
             )
         )
     if scored < SCORED_DEALS:
         add(Violation("INCOMPLETE", f"{scored} scored deals of {SCORED_DEALS}", "/deals", severity=WARNING))
-    return Replay(rec["game_id"], out, outcomes, final, scored)
+    return Replay(rec.game_id, out, outcomes, (tot_ns, tot_ew), scored)
+
+
+#: The bidding order for each dealer: left of the dealer first, the dealer last.
+BID_ORDER = tuple([(d + 1) & 3, (d + 2) & 3, (d + 3) & 3, d] for d in range(4))
+
+
+def _check_trick(
+    hand: list[int],
+    names: list[CardName],
+    played: tuple[int, int, int, int],
+    leader: int,
+    trump: int,
+    broken: bool,
+    claimers: int,
+    di: int,
+    j: int,
+    add: Callable[[Violation], None],
+) -> None:
+    """Check each play of a trick that the fast path found at fault; update the hands.
+
+    A play gets at most one code: NOT_IN_HAND first, then TRUMP_LEAD for the
+    lead, BIG_BLOOPER / LITTLE_BLOOPER after a Blooper lead, else REVOKE.
+    """
+    led = played[0]
+    must = follow_suit_mask(led, trump)
+    blooper = is_blooper_lead(led, trump)
+    for k in range(4):
+        seat = (leader + k) & 3
+        c = played[k]
+        bit = 1 << c
+        h = hand[seat]
+        if not h & bit:
+            add(
+                _violation(
+                    "NOT_IN_HAND",
+                    f"{SEAT_NAMES[seat]} played {names[k]}, which is not in their hand",
+                    f"/deals/{di}/tricks/{j}/cards/{k}",
+                    di + 1,
+                    j + 1,
+                    seat,
+                )
+            )
+            continue
+        hand[seat] = h ^ bit
+        if k == 0:
+            if not legal_leads(h, trump, broken, bool(claimers >> seat & 1)) & bit:
+                add(
+                    _violation(
+                        "TRUMP_LEAD",
+                        f"{SEAT_NAMES[seat]} led trump {names[0]} before trump was broken",
+                        f"/deals/{di}/tricks/{j}/cards/0",
+                        di + 1,
+                        j + 1,
+                        seat,
+                    )
+                )
+        elif blooper:
+            allowed = legal_follows(h, led, trump)
+            if not allowed & bit:
+                add(_blooper(di, j, k, seat, names[k], led, allowed))
+        elif h & must and not bit & must:
+            add(
+                _violation(
+                    "REVOKE",
+                    f"{SEAT_NAMES[seat]} did not follow suit with {names[k]}",
+                    f"/deals/{di}/tricks/{j}/cards/{k}",
+                    di + 1,
+                    j + 1,
+                    seat,
+                )
+            )
+
+
+def _blooper(di: int, j: int, k: int, seat: int, name: str, led: int, allowed: int) -> Violation:
+    big = led == BJ
+    return _violation(
+        "BIG_BLOOPER" if big else "LITTLE_BLOOPER",
+        f"{SEAT_NAMES[seat]} played {name} after the {'Big' if big else 'Little'} Blooper; "
+        f"their {'highest' if big else 'lowest'} trump {CARD_NAMES[allowed.bit_length() - 1]} was due",
+        f"/deals/{di}/tricks/{j}/cards/{k}",
+        di + 1,
+        j + 1,
+        seat,
+    )
 
 
 __all__ = ["CODES", "TEAMS", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from pipeline.cards import (
@@ -19,6 +20,7 @@ from pipeline.cards import (
     LJ,
     NO_TRUMP,
     TRUMP_MASK,
+    WIN_KEY,
     highest,
     lowest,
     team_of,
@@ -92,8 +94,11 @@ class Contracts:
         return self.ew if team else self.ns
 
 
-def contracts(bids: Sequence[tuple[int, Bid]]) -> Contracts:
+@lru_cache(maxsize=1 << 16)
+def contracts(bids: tuple[tuple[int, Bid], ...]) -> Contracts:
     """Contracts and opening leader from ``(seat, bid)`` pairs in bidding order (§6, §7).
+
+    Memoised: the same bidding always gives the same (immutable) answer.
 
     Board claims are numbered in bidding order (board, double, triple,
     quadruple); a team with a claim holds a board contract at the highest
@@ -142,15 +147,24 @@ def legal_leads(hand: int, trump: int, broken: bool, claimed_board: bool) -> int
     return hand & ~tmask
 
 
+def is_blooper_lead(led: int, trump: int) -> bool:
+    """A joker led in a trump deal: followers must play their highest/lowest trump."""
+    return led >= LJ and trump != NO_TRUMP
+
+
+def follow_suit_mask(led: int, trump: int) -> int:
+    """The cards that count as following ``led`` (its suit; every trump if it is a trump)."""
+    return FOLLOW_MASK[trump][EFFECTIVE_SUIT[trump][led]]
+
+
 def legal_follows(hand: int, led: int, trump: int) -> int:
     """Cards a follower may play to a trick led with ``led`` (§7 Following)."""
-    if trump != NO_TRUMP and led >= LJ:
+    if is_blooper_lead(led, trump):
         trumps = hand & TRUMP_MASK[trump]
         if not trumps:
             return hand
         return 1 << (highest(trumps) if led == BJ else lowest(trumps))
-    same = hand & FOLLOW_MASK[trump][EFFECTIVE_SUIT[trump][led]]
-    return same or hand
+    return hand & follow_suit_mask(led, trump) or hand
 
 
 def follow_fault(led: int, trump: int) -> str:
@@ -166,19 +180,11 @@ def trick_winner(cards: Sequence[int], trump: int) -> int:
     """Position (0 = leader) of the card that wins the trick (§7 Winning).
 
     The highest trump wins if any trump was played, else the highest card of
-    the led suit.  Card ints order ranks inside a suit and put LJ < BJ above
-    every suit card, so "higher" is a plain integer comparison.
+    the led suit (``WIN_KEY`` ranks every card for the led suit and trump).
     """
-    is_trump = IS_TRUMP[trump]
-    suit = EFFECTIVE_SUIT[trump]
-    best = cards[0]
-    pos = 0
-    for i in range(1, len(cards)):
-        c = cards[i]
-        if (is_trump[c] and not is_trump[best]) or (suit[c] == suit[best] and c > best):
-            best = c
-            pos = i
-    return pos
+    key = WIN_KEY[trump][EFFECTIVE_SUIT[trump][cards[0]]]
+    keys = [key[c] for c in cards]
+    return keys.index(max(keys))
 
 
 def has_trump(cards: Sequence[int], trump: int) -> bool:

@@ -14,14 +14,22 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 
-from pipeline.replay import Replay, json_error, replay
+from pipeline.record import fast_decode
+from pipeline.replay import Replay, json_error, replay, replay_checked
 from pipeline.sources import Item, parse
 
 BATCH = 2048
 
 
 def check(raw: bytes) -> Replay:
-    """Parse and replay one raw input; never raises on bad content."""
+    """Parse and replay one raw input; never raises on bad content.
+
+    The fast path decodes and checks the format in one pass (msgspec); anything
+    it refuses takes the full path, where pydantic has the last word.
+    """
+    rec = fast_decode(raw)
+    if rec is not None:
+        return replay_checked(rec)
     value, error = parse(raw)
     if error is not None:
         return json_error(error)

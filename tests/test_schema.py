@@ -1,0 +1,89 @@
+"""The committed JSON Schema matches the models, and real records validate against it."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from pipeline.cards import cards_of
+from pipeline.engine import DealState
+from pipeline.record import SCHEMA_FILE, json_schema, json_schema_text
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "schemas" / SCHEMA_FILE
+
+
+def random_record(seed: int, deals: int = 25) -> dict[str, Any]:
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    dealer, number = rng.randrange(4), 1
+    while number <= min(deals, 25):
+        deck = list(range(54))
+        rng.shuffle(deck)
+        st = DealState.from_deck(number, dealer, deck)
+        while st.bidding:
+            st.bid(rng.choice(st.legal_bids()))
+        while not st.finished:
+            st.play(rng.choice(list(cards_of(st.legal_plays()))))
+        out.append(st.to_record())
+        dealer = (dealer + 1) & 3
+        number += 0 if st.pass_out else 1
+    return {
+        "format_version": 1,
+        "game_id": f"schema-{seed}",
+        "ruleset": "standard",
+        "players": {"N": "Ann", "E": "Bo", "S": "Cy", "W": "Di"},
+        "played_at": "2026-11-30T10:00:00Z",
+        "event": "tests",
+        "deals": out,
+    }
+
+
+def test_committed_schema_matches_models() -> None:
+    assert COMMITTED.read_text(encoding="utf-8") == json_schema_text(), (
+        "schemas/ drifted from the pydantic models: run `make schema` and commit the result"
+    )
+
+
+def test_schema_is_draft_2020_12_with_id_and_title() -> None:
+    schema = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"].endswith("game-record.v1.schema.json")
+    assert schema["title"]
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_simulated_records_validate_against_committed_schema(seed: int) -> None:
+    schema = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(random_record(seed))
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda r: r.update(extra=1),
+        lambda r: r.update(format_version=2),
+        lambda r: r["deals"][0]["bids"][0].update(bid="2"),
+        lambda r: r["deals"][0]["hands"]["N"].append("10H"),
+        lambda r: r["deals"][0].update(stock=None),
+        lambda r: r["deals"][0]["tricks"][0]["cards"].append("2S"),
+        lambda r: r["players"].update(N=""),
+        lambda r: r.update(game_id="has space"),
+    ],
+)
+def test_schema_rejects_what_the_models_reject(mutate: Any) -> None:
+    schema = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    rec = random_record(4, deals=2)
+    mutate(rec)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(rec)
+
+
+def test_schema_generation_is_stable() -> None:
+    assert json_schema() == json_schema()
