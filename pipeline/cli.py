@@ -28,7 +28,7 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
@@ -155,6 +155,46 @@ def simulate(
     out_file.parent.mkdir(parents=True, exist_ok=True)
     summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
     err.print(f"wrote {summary} to {out_file}", highlight=False)
+
+
+@app.command()
+def report(
+    db: Annotated[Path, typer.Option("--db", help="The DuckDB store to report on.")] = Path("data/backalley.duckdb"),
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for index.html, players/ and summary.md.")] = Path(
+        "reports"
+    ),
+    player: Annotated[
+        str | None, typer.Option("--player", help="Write the page of this player only (the index is still written).")
+    ] = None,
+    event: Annotated[str | None, typer.Option("--event", help="Report on the games of this event only.")] = None,
+) -> None:
+    """Write HTML reports (index.html, players/*.html) and summary.md from the store.
+
+    Exit status: 0 on success, 2 when the store is missing or unusable or the player unknown.
+    """
+    from pipeline.reporting import ReportError, write_reports
+
+    show = sys.stderr.isatty()
+    with Progress(
+        TextColumn("report: {task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not show,
+    ) as bar:
+        task = bar.add_task("queries", total=None)
+
+        def progress(done: int, total: int, what: str) -> None:
+            bar.update(task, description=what, completed=done, total=total)
+
+        try:
+            summary = write_reports(db, out_dir, player=player, event=event, progress=progress)
+        except ReportError as exc:
+            raise fail(str(exc)) from None
+    err.print(f"report: {summary}", highlight=False)
+    out.print(f"open {summary.index.resolve()}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

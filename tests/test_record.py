@@ -1,0 +1,186 @@
+"""The fast decoder (msgspec) and the authoritative models (pydantic) accept exactly the same records.
+
+The validator trusts the fast path only because of this file: every input the
+fast decoder accepts must pass pydantic, and every input pydantic accepts must
+either pass the fast decoder or still replay (via ``to_fast``) to the same report.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from pipeline.record import GameRecord, fast_decode
+from pipeline.replay import replay
+from pipeline.sources import parse
+from pipeline.validate import check
+from tests.test_schema import random_record
+
+BASE = random_record(11, deals=3)
+BASE["final_score"] = {"NS": 0, "EW": 0}
+
+
+def pydantic_accepts(value: Any) -> bool:
+    try:
+        GameRecord.model_validate(value)
+    except ValidationError:
+        return False
+    return True
+
+
+def set_path(rec: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    node: Any = rec
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return rec
+
+
+def drop(rec: dict[str, Any], path: tuple[Any, ...]) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    node: Any = rec
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return rec
+
+
+EDITS: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
+    ("unchanged", lambda r: r),
+    ("format_version true", lambda r: set_path(r, ("format_version",), True)),
+    ("format_version 1.0", lambda r: set_path(r, ("format_version",), 1.0)),
+    ("format_version '1'", lambda r: set_path(r, ("format_version",), "1")),
+    ("format_version 2", lambda r: set_path(r, ("format_version",), 2)),
+    ("ruleset other", lambda r: set_path(r, ("ruleset",), "pereulok")),
+    ("game_id empty", lambda r: set_path(r, ("game_id",), "")),
+    ("game_id space", lambda r: set_path(r, ("game_id",), "a b")),
+    ("game_id 128", lambda r: set_path(r, ("game_id",), "x" * 128)),
+    ("game_id 129", lambda r: set_path(r, ("game_id",), "x" * 129)),
+    ("game_id number", lambda r: set_path(r, ("game_id",), 7)),
+    ("player dup", lambda r: set_path(r, ("players", "S"), r["players"]["N"])),
+    ("player empty", lambda r: set_path(r, ("players", "E"), "")),
+    ("player 64", lambda r: set_path(r, ("players", "E"), "é" * 64)),
+    ("player 65", lambda r: set_path(r, ("players", "E"), "é" * 65)),
+    ("player control", lambda r: set_path(r, ("players", "E"), "a\tb")),
+    ("player C1 control", lambda r: set_path(r, ("players", "E"), "a\x85b")),
+    ("player any script", lambda r: set_path(r, ("players", "E"), "Иван 李 <b>")),
+    ("player extra seat", lambda r: set_path(r, ("players", "X"), "q")),
+    ("played_at ok offset", lambda r: set_path(r, ("played_at",), "2026-01-31T19:05:00.5+05:30")),
+    ("played_at lower", lambda r: set_path(r, ("played_at",), "2026-01-31t19:05:00z")),
+    ("played_at no offset", lambda r: set_path(r, ("played_at",), "2026-01-31T19:05:00")),
+    ("played_at bad day", lambda r: set_path(r, ("played_at",), "2026-02-30T19:05:00Z")),
+    ("played_at date only", lambda r: set_path(r, ("played_at",), "2026-02-03")),
+    ("played_at null", lambda r: set_path(r, ("played_at",), None)),
+    ("event 128", lambda r: set_path(r, ("event",), "e" * 128)),
+    ("event 129", lambda r: set_path(r, ("event",), "e" * 129)),
+    ("event null", lambda r: set_path(r, ("event",), None)),
+    ("no event", lambda r: drop(r, ("event",))),
+    ("no players", lambda r: drop(r, ("players",))),
+    ("unknown top", lambda r: set_path(r, ("extra",), 1)),
+    ("unknown deal", lambda r: set_path(r, ("deals", 0, "extra"), 1)),
+    ("unknown bid", lambda r: set_path(r, ("deals", 0, "bids", 0, "extra"), 1)),
+    ("unknown trick", lambda r: set_path(r, ("deals", 0, "tricks", 0, "extra"), 1)),
+    ("unknown result", lambda r: set_path(r, ("deals", 0, "result", "tricks", "X"), 1)),
+    ("bid '2'", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), "2")),
+    ("bid true", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), True)),
+    ("bid 3.0", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), 3.0)),
+    ("bid null", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), None)),
+    ("bid huge", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), 10**30)),
+    ("bid -1", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), -1)),
+    ("bid 0", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), 0)),
+    ("bid PASS", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), "PASS")),
+    ("bid seat x", lambda r: set_path(r, ("deals", 0, "bids", 0, "seat"), "X")),
+    ("three bids", lambda r: set_path(r, ("deals", 0, "bids"), r["deals"][0]["bids"][:3])),
+    ("five bids", lambda r: set_path(r, ("deals", 0, "bids"), r["deals"][0]["bids"] + r["deals"][0]["bids"][:1])),
+    ("number 0", lambda r: set_path(r, ("deals", 0, "number"), 0)),
+    ("number 26", lambda r: set_path(r, ("deals", 0, "number"), 26)),
+    ("number true", lambda r: set_path(r, ("deals", 0, "number"), True)),
+    ("number 1.0", lambda r: set_path(r, ("deals", 0, "number"), 1.0)),
+    ("dealer x", lambda r: set_path(r, ("deals", 0, "dealer"), "n")),
+    ("card th", lambda r: set_path(r, ("deals", 0, "hands", "N", 0), "th")),
+    ("card 10H", lambda r: set_path(r, ("deals", 0, "hands", "N", 0), "10H")),
+    ("card bj", lambda r: set_path(r, ("deals", 0, "trump_card"), "bj")),
+    ("card int", lambda r: set_path(r, ("deals", 0, "trump_card"), 5)),
+    ("hands list", lambda r: set_path(r, ("deals", 0, "hands"), [])),
+    ("stock null", lambda r: set_path(r, ("deals", 0, "stock"), None)),
+    ("no stock", lambda r: drop(r, ("deals", 0, "stock"))),
+    ("swap null", lambda r: set_path(r, ("deals", 0, "joker_swap"), None)),
+    ("swap unneeded", lambda r: set_path(r, ("deals", 0, "joker_swap"), {"seat": "N", "drawn": "2S"})),
+    ("swap bad", lambda r: set_path(r, ("deals", 0, "joker_swap"), {"seat": "N"})),
+    ("result null", lambda r: set_path(r, ("deals", 0, "result"), None)),
+    ("result float", lambda r: set_path(r, ("deals", 0, "result", "points", "NS"), 1.5)),
+    ("result huge", lambda r: set_path(r, ("deals", 0, "result", "points", "NS"), 2**70)),
+    ("trick 3 cards", lambda r: set_path(r, ("deals", 0, "tricks", 0, "cards"), ["2S", "3S", "4S"])),
+    ("trick 5 cards", lambda r: set_path(r, ("deals", 0, "tricks", 0, "cards"), ["2S", "3S", "4S", "5S", "6S"])),
+    ("tricks object", lambda r: set_path(r, ("deals", 0, "tricks"), {})),
+    ("no tricks key", lambda r: drop(r, ("deals", 0, "tricks"))),
+    ("deals empty", lambda r: set_path(r, ("deals",), [])),
+    ("final_score null", lambda r: set_path(r, ("final_score",), None)),
+    ("final_score string", lambda r: set_path(r, ("final_score", "NS"), "0")),
+]
+
+
+@pytest.mark.parametrize(("name", "edit"), EDITS, ids=[name for name, _ in EDITS])
+def test_fast_and_full_paths_accept_the_same_records(
+    name: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    rec = edit(BASE)
+    raw = json.dumps(rec).encode()
+    fast = fast_decode(raw) is not None
+    assert fast == pydantic_accepts(rec), name
+    # Whatever path it takes, the report is the one the full path gives.
+    assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
+
+
+def test_duplicate_keys_last_one_counts() -> None:
+    raw = json.dumps(BASE).encode().replace(b'"ruleset": "standard"', b'"ruleset": "other", "ruleset": "standard"', 1)
+    result = check(raw)
+    assert not [v for v in result.violations if v.code == "SCHEMA"]
+
+
+def json_values() -> st.SearchStrategy[Any]:
+    leaf = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=5)
+    )
+    return st.recursive(
+        leaf,
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
+        max_leaves=8,
+    )
+
+
+def paths_of(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += paths_of(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += paths_of(v, (*prefix, i))
+    return out
+
+
+SMALL = random_record(12, deals=1)
+SMALL_PATHS = paths_of(SMALL)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SMALL_PATHS), json_values())
+def test_fast_and_full_paths_agree_on_random_edits(path: tuple[Any, ...], value: Any) -> None:
+    rec = set_path(SMALL, path, value)
+    raw = json.dumps(rec).encode()
+    assert (fast_decode(raw) is not None) == pydantic_accepts(rec)
+    assert check(raw).report("s", None) == replay(parse(raw)[0]).report("s", None)
