@@ -12,7 +12,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
