@@ -33,6 +33,8 @@ out = Console(highlight=False, soft_wrap=True)
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
 PROGRESS_MIN_BYTES = 1 << 20
+#: Below this much input, starting worker processes costs more than it saves.
+AUTO_WORKERS_MIN_BYTES = 8 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -90,6 +92,8 @@ def validate(
         raise fail(str(exc)) from None
     summary = Summary()
     total = sum(f.path.stat().st_size for f in files)
+    if workers is None:
+        workers = default_workers() if total >= AUTO_WORKERS_MIN_BYTES else 1
     write = sys.stdout.buffer.write
     with progress_bar(total, "validating") as bar:
         task = bar.add_task("", total=total, records=0) if bar else None
@@ -160,9 +164,9 @@ def simulate(
 @app.command()
 def report(
     db: Annotated[Path, typer.Option("--db", help="The DuckDB store to report on.")] = Path("data/backalley.duckdb"),
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for index.html, players/ and summary.md.")] = Path(
-        "reports"
-    ),
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for index.html, players/ and summary.md.")
+    ] = Path("reports"),
     player: Annotated[
         str | None, typer.Option("--player", help="Write the page of this player only (the index is still written).")
     ] = None,
