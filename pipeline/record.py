@@ -72,8 +72,11 @@ def _not_null(value: Any) -> Any:
 def _check_datetime(value: str) -> str:
     if not _RFC3339.match(value):
         raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T19:05:00Z")
+    text = value.upper().replace("Z", "+00:00")
+    if text[17:19] == "60":  # RFC 3339 allows a leap second; datetime does not
+        text = text[:17] + "59" + text[19:]
     try:
-        datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+        datetime.fromisoformat(text)
     except ValueError:
         raise ValueError(f"{value!r} is not a real date and time") from None
     return value

@@ -43,6 +43,7 @@ from pipeline.rules import (
     SCORED_DEALS,
     Contracts,
     contracts,
+    follow_fault,
     follow_suit_mask,
     is_blooper_lead,
     legal_follows,
@@ -267,17 +268,18 @@ def replay_checked(rec: FastRecord) -> Replay:
         hand = [0, 0, 0, 0]
         seen = 0
         for s in range(4):
-            held = hands_in[s]
-            if len(held) != n:
+            if len(hands_in[s]) != n:
                 add(
                     _violation(
                         "HAND_SIZE",
-                        f"{SEAT_NAMES[s]} holds {len(held)} cards; deal {number} deals {n}",
+                        f"{SEAT_NAMES[s]} holds {len(hands_in[s])} cards; deal {number} deals {n}",
                         f"/deals/{di}/hands/{SEAT_NAMES[s]}",
                         dn,
                         seat=s,
                     )
                 )
+        for s in range(4):
+            held = hands_in[s]
             m = sum(map(bit_of, held))
             if m & seen or m.bit_count() != len(held):  # a repeated card: find it (exact: a sum of
                 m = 0  # distinct bits has no carries, so its popcount equals the count)
@@ -286,11 +288,7 @@ def replay_checked(rec: FastRecord) -> Replay:
                     if (seen | m) & bit:
                         add(
                             _violation(
-                                "DUPLICATE_CARD",
-                                f"{cs} appears twice",
-                                f"/deals/{di}/hands/{SEAT_NAMES[s]}/{k}",
-                                dn,
-                                seat=s,
+                                "DUPLICATE_CARD", f"{cs} appears twice", f"/deals/{di}/hands/{SEAT_NAMES[s]}/{k}", dn
                             )
                         )
                     m |= bit
@@ -580,7 +578,7 @@ def _check_trick(
         elif blooper:
             allowed = legal_follows(h, led, trump)
             if not allowed & bit:
-                add(_blooper(di, j, k, seat, names[k], led, allowed))
+                add(_blooper(di, j, k, seat, names[k], led, trump, allowed))
         elif h & must and not bit & must:
             add(
                 _violation(
@@ -594,10 +592,10 @@ def _check_trick(
             )
 
 
-def _blooper(di: int, j: int, k: int, seat: int, name: str, led: int, allowed: int) -> Violation:
+def _blooper(di: int, j: int, k: int, seat: int, name: str, led: int, trump: int, allowed: int) -> Violation:
     big = led == BJ
     return _violation(
-        "BIG_BLOOPER" if big else "LITTLE_BLOOPER",
+        follow_fault(led, trump),
         f"{SEAT_NAMES[seat]} played {name} after the {'Big' if big else 'Little'} Blooper; "
         f"their {'highest' if big else 'lowest'} trump {CARD_NAMES[allowed.bit_length() - 1]} was due",
         f"/deals/{di}/tricks/{j}/cards/{k}",
