@@ -59,6 +59,7 @@ class DealState:
                     self.hands[seat] = self.hands[seat] & ~(1 << other) | 1 << drawn
                     self.joker_swap = (seat, drawn)
         self.bids: list[tuple[int, Bid]] = []
+        self.pass_out = False  # decided after the fourth bid
         self.contracts: Contracts | None = None
         self.tricks: list[tuple[int, list[int]]] = []
         self.current: list[int] = []
@@ -84,20 +85,15 @@ class DealState:
         return len(self.bids) < 4
 
     @property
-    def pass_out(self) -> bool:
-        return not self.bidding and is_pass_out([b for _, b in self.bids])
-
-    @property
     def finished(self) -> bool:
         return not self.bidding and (self.pass_out or len(self.tricks) == self.n)
 
     def to_act(self) -> int:
         """The seat whose bid or card is next."""
-        if self.bidding:
+        if len(self.bids) < 4:
             return (self.dealer + 1 + len(self.bids)) & 3
-        if self.finished:
+        if self.pass_out or len(self.tricks) == self.n or self.leader is None:
             raise IllegalMoveError("the deal is over")
-        assert self.leader is not None
         return (self.leader + len(self.current)) & 3
 
     # -- bidding -----------------------------------------------------------------------
@@ -113,6 +109,7 @@ class DealState:
             raise IllegalMoveError(f"{bid!r} is not a legal bid with {self.n} cards")
         self.bids.append((self.to_act(), bid))
         if not self.bidding:
+            self.pass_out = is_pass_out([b for _, b in self.bids])
             self.contracts = contracts(tuple(self.bids))
             self.leader = self.contracts.opening_leader
 

@@ -1,0 +1,1011 @@
+"""Simulated games: bots of a few styles play complete, legal games; optional injected faults.
+
+A pool of named players, each with a :class:`Style`, plays games of 25 scored
+deals through :class:`~pipeline.engine.DealState` (so every bid and card is
+legal by construction).  Pass-outs are recorded and redealt by the next dealer.
+Everything is drawn from ``random.Random`` instances seeded from the given
+seed, so the same seed gives the same bytes.
+
+With a fault rate, a share of the games gets exactly one *injected* fault: the
+record is altered the way a careless scorer or a broken exporter would alter it
+(a swapped card, a wrong leader, a bad sum, a truncated line, ...), so that the
+validator reports that fault's code (possibly among others that it causes).
+Which game got which fault is written nowhere in the record.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pipeline.cards import (
+    BJ,
+    CARD_INDEX,
+    CARD_NAMES,
+    CARD_SUIT,
+    EFFECTIVE_SUIT,
+    IS_TRUMP,
+    LJ,
+    NO_TRUMP,
+    SEATS,
+    SUIT_MASK,
+    TRUMP_MASK,
+    cards_of,
+    left_of,
+)
+from pipeline.engine import DealState
+from pipeline.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner
+
+Record = dict[str, Any]
+
+#: Every code of RECORD.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
+FAULT_CODES: tuple[str, ...] = (
+    "JSON",
+    "SCHEMA",
+    "DEAL_NUMBER",
+    "DEALER",
+    "HAND_SIZE",
+    "DUPLICATE_CARD",
+    "STOCK",
+    "JOKER_SWAP",
+    "BID_ORDER",
+    "BID_RANGE",
+    "PASS_OUT",
+    "TRICK_COUNT",
+    "LEADER",
+    "NOT_IN_HAND",
+    "REVOKE",
+    "TRUMP_LEAD",
+    "BIG_BLOOPER",
+    "LITTLE_BLOOPER",
+    "RESULT_MISMATCH",
+    "FINAL_SCORE_MISMATCH",
+    "INCOMPLETE",
+)
+
+EVENTS = ("Thursday Club", "Kitchen Table League", "Spring Open 2026", "Online Ladder", "Harbour Pub Night")
+
+#: Player names of the pool, in order; a pool larger than this list adds a number.
+NAMES = (
+    "Ada",
+    "Bálint",
+    "Chiara",
+    "Dmitri",
+    "Eun-ji",
+    "Farida",
+    "Gábor",
+    "Hana",
+    "Ilka",
+    "Jonas",
+    "Kavya",
+    "Luca",
+    "Marta",
+    "Сергей",
+    "सुनीता",
+    "សុខា",
+    "Olga",
+    "Pedro",
+    "陈静",
+    "Rasmus",
+    "Ζωή",
+    "Tariq",
+    "Ulla",
+    "Vikram",
+    "Wanjiru",
+    "Xu Ming",
+    "Yara",
+    "Zsófia",
+    "Анна",
+    "राहुल",
+    "ដារ៉ា",
+    "Noa",
+)
+
+
+# --- players and styles ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a bot bids and plays."""
+
+    name: str
+    #: Numeric bid = round(estimate * factor + bias + noise).
+    factor: float
+    bias: float
+    #: Standard deviation of the noise on the estimate.
+    noise: float
+    #: Claim board when the estimate reaches this share of the hand size.
+    board_share: float
+    #: Chance of playing a random legal card instead of the planned one.
+    blunder: float
+
+
+CAUTIOUS = Style("cautious", factor=0.85, bias=-0.2, noise=0.25, board_share=0.97, blunder=0.0)
+BOLD = Style("bold", factor=1.15, bias=0.6, noise=0.4, board_share=0.72, blunder=0.03)
+ERRATIC = Style("erratic", factor=1.0, bias=0.0, noise=1.2, board_share=0.9, blunder=0.2)
+STYLES: tuple[Style, ...] = (CAUTIOUS, BOLD, ERRATIC)
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    name: str
+    style: Style
+
+
+def player_pool(k: int) -> list[Player]:
+    """``k`` players with distinct deterministic names; styles rotate cautious, bold, erratic."""
+    out: list[Player] = []
+    for i in range(k):
+        name = NAMES[i % len(NAMES)]
+        if i >= len(NAMES):
+            name = f"{name} {i // len(NAMES) + 1}"
+        out.append(Player(name, STYLES[i % len(STYLES)]))
+    return out
+
+
+# --- bidding ---------------------------------------------------------------------------
+
+#: Trick value of a trump by rank (0 = two .. 12 = ace, 13 = LJ, 14 = BJ).
+_TRUMP_VALUE = (0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.35, 0.45, 0.6, 0.75, 0.9, 0.95, 1.0)
+
+
+def estimate(hand: int, trump: int) -> float:
+    """Expected tricks of a hand: trumps, jokers, aces and guarded kings and queens."""
+    tmask = TRUMP_MASK[trump]
+    est = 0.0
+    for c in cards_of(hand & tmask):
+        est += _TRUMP_VALUE[c - 39 if c >= LJ else c % 13]
+    trumps = (hand & tmask).bit_count()
+    for s in range(4):
+        if s == trump:
+            continue
+        suit = hand & SUIT_MASK[s]
+        length = suit.bit_count()
+        if not length:
+            # A void lets a trump ruff.
+            est += 0.25 if trumps >= 2 else 0.0
+            continue
+        top = suit.bit_length() - 1 - 13 * s
+        if top == 12:
+            est += 0.85 if length <= 5 else 0.7
+            second = (suit & ~(1 << (13 * s + 12))).bit_length() - 1 - 13 * s
+            if second == 11:
+                est += 0.5
+        elif top == 11:
+            est += 0.5 if length >= 2 else 0.15
+        elif top == 10 and length >= 3:
+            est += 0.2
+    return est
+
+
+def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
+    """A bot's bid from the strength of its hand (after the joker swap)."""
+    seat = st.to_act()
+    n = st.n
+    est = estimate(st.hands[seat], st.trump)
+    noisy = est + rng.gauss(0.0, style.noise)
+    partner = (seat + 2) & 3
+    partner_board = any(s == partner and b == BOARD for s, b in st.bids)
+    # A board is a considered claim: only a third of the noise reaches it.
+    if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style is BOLD):
+        return BOARD
+    if partner_board:
+        return PASS
+    b = round(noisy * style.factor + style.bias)
+    if b < 1:
+        return PASS
+    return min(b, n - 1) if n > 1 else PASS
+
+
+# --- play ------------------------------------------------------------------------------
+
+
+def _cost(card: int, trump: int) -> int:
+    """How much a card is worth keeping: side cards by rank, trumps above them."""
+    if IS_TRUMP[trump][card]:
+        return 20 + (card - 39 if card >= LJ else card % 13)
+    return card % 13
+
+
+def _cheapest(mask: int, trump: int) -> int:
+    best = -1
+    best_cost = 99
+    for c in cards_of(mask):
+        k = _cost(c, trump)
+        if k < best_cost:
+            best, best_cost = c, k
+    return best
+
+
+def _is_boss(card: int, trump: int, gone: int) -> bool:
+    """No card outside ``gone`` (played, or in our hand) of the card's suit ranks above it."""
+    above = ~((1 << (card + 1)) - 1)
+    suit = EFFECTIVE_SUIT[trump][card]
+    if suit == trump:
+        higher = TRUMP_MASK[trump] & above
+    elif suit < NO_TRUMP:
+        higher = SUIT_MASK[suit] & above
+    else:
+        higher = 0
+    return not higher & ~gone
+
+
+def choose_play(st: DealState, style: Style, rng: random.Random, played: int) -> int:
+    """A bot's card: lead bosses (trumps first on a board), win cheaply, else throw the cheapest."""
+    legal = st.legal_plays()
+    if not legal & (legal - 1):
+        return legal.bit_length() - 1
+    if style.blunder and rng.random() < style.blunder:
+        return rng.choice(list(cards_of(legal)))
+    seat = st.to_act()
+    trump = st.trump
+    tmask = TRUMP_MASK[trump]
+    hand = st.hands[seat]
+    gone = played | hand
+    cur = st.current
+    assert st.contracts is not None
+    if not cur:
+        mine = st.contracts.of(seat & 1)
+        trumps = legal & tmask
+        if mine.board and trumps and tmask & ~gone:
+            return trumps.bit_length() - 1
+        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone)]
+        if bosses:
+            # Prefer a side-suit boss; a trump boss only when trumps are out there.
+            side = [c for c in bosses if not IS_TRUMP[trump][c]]
+            if side:
+                return side[-1]
+            if tmask & ~gone:
+                return bosses[-1]
+        side_legal = legal & ~tmask
+        return _cheapest(side_legal or legal, trump)
+    pos = len(cur)
+    win = trick_winner(cur, trump)
+    if pos - win == 2 and (
+        pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]))
+    ):
+        # Partner is winning: do not overtake (unless a board needs it safe).
+        return _cheapest(legal, trump)
+    best = -1
+    best_cost = 99
+    for c in cards_of(legal):
+        if trick_winner([*cur, c], trump) == pos:
+            k = _cost(c, trump)
+            if k < best_cost:
+                best, best_cost = c, k
+    if best >= 0:
+        return best
+    return _cheapest(legal, trump)
+
+
+# --- games -----------------------------------------------------------------------------
+
+#: A hook that may replace a dealing: ``(number, dealer) -> deal object, or None to deal as usual``.
+FixedDeal = Callable[[int, int], Record | None]
+
+
+def play_deals(
+    rng: random.Random, seated: list[Player], first_dealer: int, fixed: FixedDeal | None = None
+) -> list[Record]:
+    """The deal objects of one complete game (25 scored deals, pass-outs included)."""
+    deals: list[Record] = []
+    dealer = first_dealer
+    number = 1
+    while number <= SCORED_DEALS:
+        given = fixed(number, dealer) if fixed is not None else None
+        if given is not None:
+            deals.append(given)
+            if any(b["bid"] != PASS for b in given["bids"]):
+                number += 1
+            dealer = left_of(dealer)
+            continue
+        deck = list(range(54))
+        rng.shuffle(deck)
+        st = DealState.from_deck(number, dealer, deck)
+        while st.bidding:
+            st.bid(choose_bid(st, seated[st.to_act()].style, rng))
+        played = 0
+        for _ in range(0 if st.pass_out else 4 * st.n):
+            card = choose_play(st, seated[st.to_act()].style, rng, played)
+            st.play(card)
+            played |= 1 << card
+        deals.append(st.to_record())
+        if not st.pass_out:
+            number += 1
+        dealer = left_of(dealer)
+    return deals
+
+
+def final_score(deals: list[Record]) -> dict[str, int]:
+    ns = sum(d["result"]["points"]["NS"] for d in deals)
+    ew = sum(d["result"]["points"]["EW"] for d in deals)
+    return {"NS": ns, "EW": ew}
+
+
+def make_record(
+    game_id: str, rng: random.Random, pool: list[Player], index: int, fixed: FixedDeal | None = None
+) -> Record:
+    """One complete game between four players drawn from ``pool``."""
+    seated = rng.sample(pool, 4)
+    first_dealer = rng.randrange(4)
+    start = datetime(2026, 1, 5, 18, 0, tzinfo=UTC) + timedelta(hours=3 * index, minutes=rng.randrange(0, 120))
+    event = EVENTS[rng.randrange(len(EVENTS))]
+    deals = play_deals(rng, seated, first_dealer, fixed)
+    return {
+        "format_version": 1,
+        "game_id": game_id,
+        "ruleset": "standard",
+        "players": {SEATS[s]: seated[s].name for s in range(4)},
+        "played_at": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "event": event,
+        "deals": deals,
+        "final_score": final_score(deals),
+    }
+
+
+def dumps(record: Record) -> str:
+    return orjson.dumps(record).decode("utf-8")
+
+
+# --- fault injection -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Play:
+    trick: int
+    pos: int
+    seat: int
+    card: int
+
+
+@dataclass(slots=True)
+class _DealView:
+    """A deal of a valid record, decoded for fault injection."""
+
+    index: int
+    n: int
+    trump: int
+    claimers: int
+    plays: list[_Play]
+    broken_before: list[bool]
+
+    def later(self, seat: int, trick: int) -> list[_Play]:
+        """The plays of ``seat`` in tricks after ``trick``."""
+        return [p for p in self.plays if p.seat == seat and p.trick > trick]
+
+    def remaining(self, seat: int, trick: int, dealt: int) -> int:
+        """``seat``'s hand just before ``trick`` (``dealt`` = the hand after any swap)."""
+        h = dealt
+        for p in self.plays:
+            if p.seat == seat and p.trick < trick:
+                h &= ~(1 << p.card)
+        return h
+
+
+def _view(deal: Record, index: int) -> _DealView:
+    tc = CARD_INDEX[deal["trump_card"]]
+    trump = CARD_SUIT[tc]
+    seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
+    con = contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
+    plays: list[_Play] = []
+    broken_before: list[bool] = []
+    broken = False
+    for j, t in enumerate(deal["tricks"]):
+        leader = SEATS.index(t["leader"])
+        cards = [CARD_INDEX[c] for c in t["cards"]]
+        broken_before.append(broken)
+        for k, c in enumerate(cards):
+            plays.append(_Play(j, k, (leader + k) & 3, c))
+        broken = broken or any(IS_TRUMP[trump][c] for c in cards)
+    return _DealView(index, hand_size(deal["number"]), trump, con.board_claimers, plays, broken_before)
+
+
+def _after_swap(deal: Record) -> list[int]:
+    hands = [sum(1 << CARD_INDEX[c] for c in deal["hands"][s]) for s in SEATS]
+    swap = deal.get("joker_swap")
+    if swap is not None:
+        tc = CARD_INDEX[deal["trump_card"]]
+        other = BJ if tc == LJ else LJ
+        s = SEATS.index(swap["seat"])
+        hands[s] = hands[s] & ~(1 << other) | 1 << CARD_INDEX[swap["drawn"]]
+    return hands
+
+
+def _swap_cards(rec: Record, deal: int, a: _Play, b: _Play) -> None:
+    tricks = rec["deals"][deal]["tricks"]
+    ca = tricks[a.trick]["cards"][a.pos]
+    tricks[a.trick]["cards"][a.pos] = tricks[b.trick]["cards"][b.pos]
+    tricks[b.trick]["cards"][b.pos] = ca
+
+
+def _scored(rec: Record) -> list[int]:
+    return [i for i, d in enumerate(rec["deals"]) if d["tricks"]]
+
+
+def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
+    kind = rng.randrange(5)
+    deals = rec["deals"]
+    if kind == 0:
+        # A number exported as a string.
+        spots = [(i, k) for i, d in enumerate(deals) for k, b in enumerate(d["bids"]) if isinstance(b["bid"], int)]
+        if spots:
+            i, k = rng.choice(spots)
+            deals[i]["bids"][k]["bid"] = str(deals[i]["bids"][k]["bid"])
+            return rec
+    if kind == 1:
+        # "10H" written for "TH".
+        spots2 = [
+            (i, s, k) for i, d in enumerate(deals) for s in SEATS for k, c in enumerate(d["hands"][s]) if c[0] == "T"
+        ]
+        if spots2:
+            i, s, k = rng.choice(spots2)
+            deals[i]["hands"][s][k] = "10" + deals[i]["hands"][s][k][1]
+            return rec
+    if kind == 2 and deals:
+        # A renamed field.
+        d = deals[rng.randrange(len(deals))]
+        d["trump"] = d.pop("trump_card")
+        return rec
+    if kind == 3:
+        # The same player typed into two seats.
+        rec["players"]["E"] = rec["players"]["N"]
+        return rec
+    rec["played_at"] = rec.get("played_at", "2026-01-05T18:00:00Z").removesuffix("Z")
+    return rec
+
+
+def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    scored = _scored(rec)
+    if len(scored) < 2:
+        return None
+    if rng.random() < 0.5:
+        # A lost deal: the next one's number jumps.
+        del deals[rng.choice(scored[:-1])]
+        return rec
+    i = rng.randrange(len(deals))
+    old = deals[i]["number"]
+    deals[i]["number"] = rng.choice([k for k in range(1, SCORED_DEALS + 1) if k != old])
+    return rec
+
+
+def _fault_dealer(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    if len(deals) < 2:
+        return None
+    d = deals[rng.randrange(1, len(deals))]
+    d["dealer"] = rng.choice([s for s in SEATS if s != d["dealer"]])
+    return rec
+
+
+def _fault_hand_size(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    if not deals:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    a, b = rng.sample(SEATS, 2)
+    card = d["hands"][a].pop(rng.randrange(len(d["hands"][a])))
+    if rng.random() < 0.5:
+        d["hands"][b].append(card)  # dealt to the wrong player
+    return rec
+
+
+def _fault_duplicate(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    if not deals:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    a, b = rng.sample(SEATS, 2)
+    k = rng.randrange(len(d["hands"][a]))
+    d["hands"][a][k] = rng.choice(d["hands"][b])
+    return rec
+
+
+def _fault_stock(rec: Record, rng: random.Random) -> Record | None:
+    spots = [d for d in rec["deals"] if d.get("stock")]
+    if not spots:
+        return None
+    d = rng.choice(spots)
+    if rng.random() < 0.5:
+        d["stock"] = d["stock"][1:]  # the turned card left out
+    else:
+        d["stock"].pop()  # a card lost
+    return rec
+
+
+def _fault_joker_swap(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    swapped = [d for d in deals if "joker_swap" in d]
+    if swapped and rng.random() < 0.7:
+        d = rng.choice(swapped)
+        if rng.random() < 0.5:
+            del d["joker_swap"]
+        else:
+            sw = d["joker_swap"]
+            sw["seat"] = rng.choice([s for s in SEATS if s != sw["seat"]])
+        return rec
+    plain = [d for d in deals if "joker_swap" not in d and d.get("stock")]
+    if not plain:
+        return None
+    d = rng.choice(plain)
+    d["joker_swap"] = {"seat": rng.choice(SEATS), "drawn": d["stock"][1]}
+    return rec
+
+
+def _fault_bid_order(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    if not deals:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    bids = d["bids"]
+    if rng.random() < 0.5:
+        i, j = rng.sample(range(4), 2)
+        bids[i], bids[j] = bids[j], bids[i]
+    else:
+        # Written starting with the dealer.
+        d["bids"] = [bids[3], *bids[:3]]
+    return rec
+
+
+def _fault_bid_range(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    if not deals:
+        return None
+    i = rng.randrange(len(deals))
+    d = deals[i]
+    n = hand_size(d["number"])
+    k = rng.randrange(4)
+    b = d["bids"][k]
+    if b["bid"] == PASS or n == 1:
+        b["bid"] = 0  # "0" for a pass
+    else:
+        b["bid"] = n  # every trick is a board, not a number
+    return rec
+
+
+def _fault_pass_out(rec: Record, rng: random.Random) -> Record | None:
+    scored = _scored(rec)
+    if not scored:
+        return None
+    d = rec["deals"][rng.choice(scored)]
+    if rng.random() < 0.5:
+        d["tricks"] = []  # the play was not written down
+    else:
+        for b in d["bids"]:
+            b["bid"] = PASS
+    return rec
+
+
+def _fault_trick_count(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    spots = [i for i in _scored(rec) if len(deals[i]["tricks"]) >= 2]
+    if not spots:
+        return None
+    d = deals[rng.choice(spots)]
+    t = d["tricks"]
+    if rng.random() < 0.5:
+        t.pop(rng.randrange(len(t)))
+    else:
+        k = rng.randrange(len(t))
+        t.insert(k, copy.deepcopy(t[k]))
+    return rec
+
+
+def _fault_leader(rec: Record, rng: random.Random) -> Record | None:
+    scored = _scored(rec)
+    if not scored:
+        return None
+    d = rec["deals"][rng.choice(scored)]
+    t = rng.choice(d["tricks"])
+    t["leader"] = rng.choice([s for s in SEATS if s != t["leader"]])
+    return rec
+
+
+def _fault_not_in_hand(rec: Record, rng: random.Random) -> Record | None:
+    scored = _scored(rec)
+    if not scored:
+        return None
+    i = rng.choice(scored)
+    d = rec["deals"][i]
+    v = _view(d, i)
+    dealt = _after_swap(d)
+    p = rng.choice(v.plays)
+    hand = v.remaining(p.seat, p.trick, dealt[p.seat])
+    outside = [c for c in range(54) if not hand >> c & 1]
+    same_suit = [c for c in outside if c < LJ and CARD_SUIT[c] == CARD_SUIT[p.card] and c != p.card]
+    new = rng.choice(same_suit or outside)
+    d["tricks"][p.trick]["cards"][p.pos] = CARD_NAMES[new]
+    return rec
+
+
+def _fault_revoke(rec: Record, rng: random.Random) -> Record | None:
+    spots: list[tuple[int, _Play, _Play]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        v = _view(d, i)
+        eff = EFFECTIVE_SUIT[v.trump]
+        by_trick: dict[int, int] = {p.trick: p.card for p in v.plays if p.pos == 0}
+        for p in v.plays:
+            if p.pos == 0:
+                continue
+            led = by_trick[p.trick]
+            if v.trump != NO_TRUMP and led >= LJ:
+                continue  # a Blooper lead: that would be a Blooper fault
+            if eff[p.card] != eff[led]:
+                continue
+            for q in v.later(p.seat, p.trick):
+                if eff[q.card] != eff[led]:
+                    spots.append((i, p, q))
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    _swap_cards(rec, i, p, q)
+    return rec
+
+
+def _fault_trump_lead(rec: Record, rng: random.Random) -> Record | None:
+    spots: list[tuple[int, _Play, _Play]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        v = _view(d, i)
+        if v.trump == NO_TRUMP:
+            continue
+        is_trump = IS_TRUMP[v.trump]
+        for p in v.plays:
+            if p.pos or v.broken_before[p.trick] or v.claimers >> p.seat & 1 or is_trump[p.card]:
+                continue
+            for q in v.later(p.seat, p.trick):
+                if is_trump[q.card]:
+                    spots.append((i, p, q))
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    _swap_cards(rec, i, p, q)
+    return rec
+
+
+def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None:
+    spots: list[tuple[int, _Play, _Play]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        v = _view(d, i)
+        if v.trump == NO_TRUMP:
+            continue
+        is_trump = IS_TRUMP[v.trump]
+        led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
+        for p in v.plays:
+            if p.pos == 0 or led_by[p.trick] != joker or not is_trump[p.card]:
+                continue
+            for q in v.later(p.seat, p.trick):
+                spots.append((i, p, q))
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    _swap_cards(rec, i, p, q)
+    return rec
+
+
+def _fault_result(rec: Record, rng: random.Random) -> Record | None:
+    scored = [i for i in _scored(rec) if "result" in rec["deals"][i]]
+    if not scored:
+        return None
+    res = rec["deals"][rng.choice(scored)]["result"]
+    team = rng.choice(("NS", "EW"))
+    kind = rng.randrange(3)
+    if kind == 0:
+        res["points"][team] += rng.choice((-10, -5, -1, 1, 5, 10))
+    elif kind == 1 and res["points"][team]:
+        res["points"][team] = -res["points"][team]
+    else:
+        other = "EW" if team == "NS" else "NS"
+        if res["tricks"][team]:
+            res["tricks"][team] -= 1
+            res["tricks"][other] += 1
+        else:
+            res["tricks"][team] += 1
+            res["tricks"][other] -= 1
+    return rec
+
+
+def _fault_final_score(rec: Record, rng: random.Random) -> Record | None:
+    fs = rec.get("final_score")
+    if fs is None:
+        return None
+    if fs["NS"] != fs["EW"] and rng.random() < 0.3:
+        fs["NS"], fs["EW"] = fs["EW"], fs["NS"]
+    else:
+        fs[rng.choice(("NS", "EW"))] += rng.choice((-100, -10, -1, 1, 10, 100))
+    return rec
+
+
+def _fault_incomplete(rec: Record, rng: random.Random) -> Record | None:
+    deals = rec["deals"]
+    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < SCORED_DEALS]
+    k = rng.choice(cut)
+    del deals[k:]
+    if "final_score" in rec:
+        rec["final_score"] = final_score(deals)
+    return rec
+
+
+_INJECTORS: dict[str, Callable[[Record, random.Random], Record | None]] = {
+    "SCHEMA": _fault_schema,
+    "DEAL_NUMBER": _fault_deal_number,
+    "DEALER": _fault_dealer,
+    "HAND_SIZE": _fault_hand_size,
+    "DUPLICATE_CARD": _fault_duplicate,
+    "STOCK": _fault_stock,
+    "JOKER_SWAP": _fault_joker_swap,
+    "BID_ORDER": _fault_bid_order,
+    "BID_RANGE": _fault_bid_range,
+    "PASS_OUT": _fault_pass_out,
+    "TRICK_COUNT": _fault_trick_count,
+    "LEADER": _fault_leader,
+    "NOT_IN_HAND": _fault_not_in_hand,
+    "REVOKE": _fault_revoke,
+    "TRUMP_LEAD": _fault_trump_lead,
+    "BIG_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, BJ),
+    "LITTLE_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, LJ),
+    "RESULT_MISMATCH": _fault_result,
+    "FINAL_SCORE_MISMATCH": _fault_final_score,
+    "INCOMPLETE": _fault_incomplete,
+}
+
+
+def inject_fault(record: Record, code: str, rng: random.Random) -> Record | None:
+    """A deep copy of a valid ``record`` whose validation reports ``code``; ``None`` when it has no place for it.
+
+    ``JSON`` has no place in a parsed record: use :func:`corrupt_json` on its line.
+    """
+    if code == "JSON":
+        return None
+    if code not in _INJECTORS:
+        raise ValueError(f"{code!r} is not an injectable fault code")
+    return _INJECTORS[code](copy.deepcopy(record), rng)
+
+
+def corrupt_json(line: str, rng: random.Random) -> str:
+    """The line of a record made into something that is not JSON."""
+    kind = rng.randrange(3)
+    if kind == 0 and '"final_score":{"NS":' in line:
+        # A broken exporter writing NaN for a number.
+        head, _, tail = line.partition('"final_score":{"NS":')
+        rest = tail.lstrip("-0123456789")
+        return head + '"final_score":{"NS":NaN' + rest
+    if kind == 1:
+        # A trailing comma after the last field.
+        return line[:-1] + ",}"
+    # A line cut short (disk full, interrupted copy).
+    return line[: rng.randrange(1, max(2, len(line) - 1))]
+
+
+# --- streams of games ------------------------------------------------------------------
+
+
+def _game_lines(games: int, seed: int, players: int, faults: float) -> Iterator[tuple[str, str | None]]:
+    """``(json line, injected code or None)`` for each game."""
+    if players < 4:
+        raise ValueError("a game needs at least 4 players in the pool")
+    pool = player_pool(players)
+    seeds = random.Random(seed)
+    frng = random.Random(f"faults:{seed}")
+    for i in range(games):
+        rng = random.Random(seeds.getrandbits(64))
+        rec = make_record(f"sim-{seed}-{i:06d}", rng, pool, i)
+        code: str | None = None
+        line: str | None = None
+        if faults > 0 and frng.random() < faults:
+            codes = list(FAULT_CODES)
+            while codes and line is None:
+                c = codes.pop(frng.randrange(len(codes)))
+                if c == "JSON":
+                    line = corrupt_json(dumps(rec), frng)
+                else:
+                    bad = inject_fault(rec, c, frng)
+                    if bad is not None:
+                        line = dumps(bad)
+                if line is not None:
+                    code = c
+        yield (line if line is not None else dumps(rec)), code
+
+
+def simulate_games(games: int, seed: int, players: int = 12, faults: float = 0.0) -> Iterator[str]:
+    """``games`` game records as JSON lines (without newline); the same arguments give the same lines."""
+    for line, _ in _game_lines(games, seed, players, faults):
+        yield line
+
+
+def write_games(out: Path, *, games: int, seed: int, players: int = 12, faults: float = 0.0) -> str:
+    """Write the games as JSON Lines to ``out``; returns a summary for the user."""
+    injected = 0
+    with out.open("w", encoding="utf-8", newline="\n") as fh:
+        for line, code in _game_lines(games, seed, players, faults):
+            fh.write(line)
+            fh.write("\n")
+            injected += code is not None
+    noun = "game" if games == 1 else "games"
+    if faults > 0:
+        return f"{games} {noun} ({injected} with an injected fault)"
+    return f"{games} {noun}"
+
+
+# --- the committed sample data ---------------------------------------------------------
+
+#: The example deal of RECORD.md (deal 11, hand size 3, dealer N, trump 5H; no stock).
+EXAMPLE_DEAL: Record = {
+    "number": 11,
+    "dealer": "N",
+    "hands": {
+        "N": ["2H", "KS", "9D"],
+        "E": ["4C", "7S", "QD"],
+        "S": ["AS", "3H", "8C"],
+        "W": ["BJ", "AH", "KD"],
+    },
+    "trump_card": "5H",
+    "bids": [
+        {"seat": "E", "bid": "pass"},
+        {"seat": "S", "bid": 1},
+        {"seat": "W", "bid": "board"},
+        {"seat": "N", "bid": 2},
+    ],
+    "tricks": [
+        {"leader": "W", "cards": ["BJ", "2H", "4C", "3H"]},
+        {"leader": "W", "cards": ["AH", "9D", "7S", "8C"]},
+        {"leader": "W", "cards": ["KD", "KS", "QD", "AS"]},
+    ],
+    "result": {"tricks": {"NS": 0, "EW": 3}, "points": {"NS": -15, "EW": 30}},
+}
+
+
+class _Misplaced(Exception):
+    """The example deal's dealer does not come round at deal 11 in this game."""
+
+
+def worked_example(seed: int = 11) -> Record:
+    """A complete valid game whose deal number 11 is exactly :data:`EXAMPLE_DEAL`.
+
+    Deals 1-10 and 12-25 are played by the bots; seeds are tried from ``seed`` on
+    until N deals deal 11 (pass-outs shift the dealer).
+    """
+
+    def fixed(number: int, dealer: int) -> Record | None:
+        if number != EXAMPLE_DEAL["number"]:
+            return None
+        if SEATS[dealer] != EXAMPLE_DEAL["dealer"]:
+            raise _Misplaced
+        return copy.deepcopy(EXAMPLE_DEAL)
+
+    pool = player_pool(12)
+    for s in range(seed, seed + 1000):
+        try:
+            return make_record(f"worked-example-{s}", random.Random(s), pool, 0, fixed)
+        except _Misplaced:
+            continue
+    raise RuntimeError("no seed puts N in the dealer's seat at deal 11")  # pragma: no cover
+
+
+#: Lines of ``bad-inputs.jsonl`` (each a JSON string of bytes, with why it is there).
+BAD_INPUTS: tuple[tuple[str, str], ...] = (
+    ("this is not JSON", "`JSON`: plain text"),
+    (
+        '{"format_version": 1, "game_id": "bad-2", "ruleset": "standard", "players": {"N": "Ada", "E": "Hana"',
+        "`JSON`: a record cut short",
+    ),
+    ('{"format_version": 1, "game_id": "bad-3", "final_score": {"NS": NaN, "EW": 0}}', "`JSON`: `NaN` is not JSON"),
+    ("[1, 2, 3]", '`SCHEMA` at path `""`: JSON, but an array, not an object'),
+    ("", "blank: skipped, no report"),
+    (
+        '{"format_version": 1, "ruleset": "standard", "players": {"N": "Ada", "E": "Hana", "S": "Luca", "W": "Olga"},'
+        ' "deals": []}',
+        "`SCHEMA` at `/game_id`: the record has no `game_id` (otherwise a valid, empty record)",
+    ),
+)
+
+
+def faulty_samples(seed: int) -> list[tuple[str, str]]:
+    """``(code, line)`` for every code of :data:`FAULT_CODES`, in order, each in a game of its own."""
+    pool = player_pool(12)
+    seeds = random.Random(seed)
+    frng = random.Random(f"faults:{seed}")
+    out: list[tuple[str, str]] = []
+    i = 0
+    for code in FAULT_CODES:
+        while True:
+            rec = make_record(f"sim-{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i)
+            i += 1
+            if code == "JSON":
+                out.append((code, corrupt_json(dumps(rec), frng)))
+                break
+            bad = inject_fault(rec, code, frng)
+            if bad is not None:
+                out.append((code, dumps(bad)))
+                break
+    return out
+
+
+def write_samples(folder: Path, seed: int = 2026) -> None:
+    """Write the committed sample data of ``data/sample/`` (see its README.md)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "valid-games.jsonl").write_text(
+        "".join(line + "\n" for line in simulate_games(3, seed)), encoding="utf-8", newline="\n"
+    )
+    faulty = faulty_samples(seed + 1)
+    (folder / "faulty-games.jsonl").write_text(
+        "".join(line + "\n" for _, line in faulty), encoding="utf-8", newline="\n"
+    )
+    example = orjson.dumps(worked_example(), option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    (folder / "worked-example.json").write_text(example, encoding="utf-8", newline="\n")
+    (folder / "bad-inputs.jsonl").write_text(
+        "".join(line + "\n" for line, _ in BAD_INPUTS), encoding="utf-8", newline="\n"
+    )
+    rows = "\n".join(f"| {k} | `{code}` |" for k, (code, _) in enumerate(faulty, 1))
+    bad_rows = "\n".join(f"| {k} | {why} |" for k, (_, why) in enumerate(BAD_INPUTS, 1))
+    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows)
+    (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
+
+
+_README = """# Sample data
+
+Generated by `pipeline.simulate.write_samples(Path("data/sample"))` (seed {seed});
+the same code and seed give the same bytes, and `tests/test_simulate.py` checks
+that they still do. Regenerate with
+
+    .venv/bin/python -c "from pathlib import Path; from pipeline.simulate import write_samples; write_samples(Path('data/sample'))"
+
+| file | what |
+|---|---|
+| `valid-games.jsonl` | 3 complete, valid games played by the bots (`backalley simulate --games 3 --seed {seed}` writes the same lines) |
+| `faulty-games.jsonl` | one game per injectable violation code, one code per line (table below) |
+| `worked-example.json` | a complete, valid game whose deal number 11 is exactly the example deal of RECORD.md (dealer N, trump 5H, W claims board; its stock is left out, as there) |
+| `bad-inputs.jsonl` | inputs that are not game records at all, for the error paths (table below) |
+
+## `faulty-games.jsonl`
+
+Each line is a complete game with exactly one injected fault (seed {fault_seed});
+the record does not say which, so here it is. The validator reports the
+line's code, possibly among other codes the same fault causes (a changed
+leader also puts cards in the wrong hands, a changed deal number also changes
+the hand size, ...). `INCOMPLETE` is a warning: that game is valid, only cut
+short (its `final_score` adds up the deals kept).
+
+| line | injected code |
+|---|---|
+{rows}
+
+## `bad-inputs.jsonl`
+
+| line | content and expected report |
+|---|---|
+{bad_rows}
+"""
+
+
+__all__ = [
+    "BAD_INPUTS",
+    "EXAMPLE_DEAL",
+    "FAULT_CODES",
+    "STYLES",
+    "Player",
+    "Style",
+    "choose_bid",
+    "choose_play",
+    "corrupt_json",
+    "estimate",
+    "faulty_samples",
+    "inject_fault",
+    "make_record",
+    "play_deals",
+    "player_pool",
+    "simulate_games",
+    "worked_example",
+    "write_games",
+    "write_samples",
+]
