@@ -1,0 +1,237 @@
+"""Benchmark: each stage of the pipeline as games/s and card plays/s, against the parse limit.
+
+    python benchmarks/run.py [--games 10000] [--reps 3] [--readme]
+
+Generates N complete games once with the simulator, then measures on that one
+file, each stage in its own process (the median of ``--reps`` runs):
+
+1. ``parse``: read the file and decode every line with the fastest JSON parser
+   the project uses (msgspec), and nothing else: the limit for the stages below;
+2. ``validate_1`` / ``validate_all``: ``backalley validate --json`` end to end,
+   one worker pinned to one core / all CPUs;
+3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
+4. ``report``: ``backalley report`` for the ingested database.
+
+Peak memory is the largest resident set of the stage's process tree (sampled
+every 20 ms from /proc).  Results go to the terminal and to
+``benchmarks/results.json``; ``--readme`` also rewrites the table in README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+BACKALLEY = [str(BIN / "backalley")] if (BIN / "backalley").exists() else [sys.executable, "-m", "pipeline"]
+PARSE_ONLY = (
+    "import sys, msgspec\n"
+    "dec = msgspec.json.Decoder()\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    for line in f:\n"
+    "        dec.decode(line)\n"
+)
+
+
+def tree_rss_kb(root: int) -> int:
+    """Resident memory of a process and all its descendants, in KiB."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(fields[1])
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tuple[float, float]:
+    """Run one command; return (seconds, peak tree RSS in MB)."""
+    preexec: Callable[[], None] | None = (lambda: os.sched_setaffinity(0, {0})) if pin else None
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=preexec, cwd=ROOT)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss_kb(proc.pid))
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = proc.communicate()
+    elapsed = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
+    return elapsed, peak / 1024
+
+
+def count_plays(path: Path) -> tuple[int, int]:
+    import msgspec
+
+    dec = msgspec.json.Decoder()
+    games = plays = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            rec = dec.decode(line)
+            games += 1
+            plays += sum(4 * len(d["tricks"]) for d in rec["deals"])
+    return games, plays
+
+
+def machine() -> dict[str, Any]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model or platform.processor(),
+        "cpus": os.cpu_count(),
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "python": platform.python_version(),
+        "system": f"{platform.system()} {platform.release()}",
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=10_000, help="complete games to generate (default 10000)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions per stage; the median counts (default 3)")
+    ap.add_argument("--work", type=Path, default=ROOT / "benchmarks" / "work", help="scratch folder")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--readme", action="store_true", help="rewrite the benchmark table in README.md")
+    ap.add_argument("--skip", default="", help="comma-separated stages to skip")
+    args = ap.parse_args()
+
+    work: Path = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    games_file = work / f"games-{args.games}-{args.seed}.jsonl"
+    if not games_file.exists():
+        print(f"simulating {args.games} games -> {games_file} ...", flush=True)
+        subprocess.run(
+            [*BACKALLEY, "simulate", "--games", str(args.games), "--seed", str(args.seed), "--out", str(games_file)],
+            check=True,
+            cwd=ROOT,
+        )
+    games, plays = count_plays(games_file)
+    cpus = len(os.sched_getaffinity(0))
+    db = work / "bench.duckdb"
+    reports = work / "reports"
+
+    def fresh_db() -> None:
+        for p in (db, Path(str(db) + ".wal")):
+            p.unlink(missing_ok=True)
+
+    stages: dict[str, tuple[list[str], bool, Callable[[], None] | None]] = {
+        "parse": ([sys.executable, "-c", PARSE_ONLY, str(games_file)], True, None),
+        "validate_1": ([*BACKALLEY, "validate", "--json", "--workers", "1", str(games_file)], True, None),
+        "validate_all": ([*BACKALLEY, "validate", "--json", "--workers", str(cpus), str(games_file)], False, None),
+        "ingest_1": ([*BACKALLEY, "ingest", "--workers", "1", "--db", str(db), str(games_file)], True, fresh_db),
+        "ingest_all": (
+            [*BACKALLEY, "ingest", "--workers", str(cpus), "--db", str(db), str(games_file)],
+            False,
+            fresh_db,
+        ),
+        "report": ([*BACKALLEY, "report", "--db", str(db), "--out", str(reports)], False, None),
+    }
+    skip = {s for s in args.skip.split(",") if s}
+    results: dict[str, dict[str, float]] = {}
+    for name, (cmd, pin, before) in stages.items():
+        if name in skip:
+            continue
+        times, peaks = [], []
+        for _ in range(args.reps):
+            if before:
+                before()
+            if name == "report":
+                shutil.rmtree(reports, ignore_errors=True)
+            elapsed, peak = run_stage(cmd, pin)
+            times.append(elapsed)
+            peaks.append(peak)
+        t = statistics.median(times)
+        results[name] = {
+            "seconds": round(t, 3),
+            "games_per_s": round(games / t, 1),
+            "plays_per_s": round(plays / t, 1),
+            "peak_rss_mb": round(max(peaks), 1),
+        }
+        print(
+            f"{name:<13} {results[name]['games_per_s']:>10,.0f} games/s {results[name]['plays_per_s']:>14,.0f} plays/s  peak {results[name]['peak_rss_mb']:>7.1f} MB",
+            flush=True,
+        )
+
+    parse_rate = results.get("parse", {}).get("games_per_s")
+    ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
+    out = {
+        "games": games,
+        "plays": plays,
+        "reps": args.reps,
+        "stages": results,
+        "ratio_to_parse": ratio,
+        "machine": machine(),
+    }
+    (ROOT / "benchmarks" / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    table = markdown_table(out)
+    print()
+    print(table)
+    if args.readme:
+        readme = ROOT / "README.md"
+        text = readme.read_text(encoding="utf-8")
+        start, end = "<!-- bench:start -->", "<!-- bench:end -->"
+        if start in text and end in text:
+            head, rest = text.split(start, 1)
+            _, tail = rest.split(end, 1)
+            readme.write_text(f"{head}{start}\n{table}\n{end}{tail}", encoding="utf-8")
+            print("README.md updated")
+
+
+def markdown_table(out: dict[str, Any]) -> str:
+    m = out["machine"]
+    lines = [
+        f"{out['games']:,} complete games ({out['plays']:,} card plays), median of {out['reps']} runs, "
+        f"on {m['cpus']} × {m['cpu']}, {m['memory_gb']} GB, Python {m['python']}:",
+        "",
+        "| stage | games/s | card plays/s | × parse limit | peak RSS |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, s in out["stages"].items():
+        ratio = out["ratio_to_parse"].get(name)
+        lines.append(
+            f"| {name} | {s['games_per_s']:,.0f} | {s['plays_per_s']:,.0f} | {'' if ratio is None else f'{ratio:.2f}'} | {s['peak_rss_mb']:.0f} MB |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
