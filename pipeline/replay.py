@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import chain
 from typing import Any
 
@@ -27,7 +28,6 @@ from pipeline.cards import (
     CARD_NAMES,
     CARD_SUIT,
     EFFECTIVE_SUIT,
-    FOLLOW_MASK,
     IS_TRUMP,
     LJ,
     NO_TRUMP,
@@ -41,6 +41,7 @@ from pipeline.rules import (
     HAND_SIZE,
     PASS,
     SCORED_DEALS,
+    Bid,
     Contracts,
     contracts,
     follow_fault,
@@ -236,9 +237,10 @@ def replay_checked(rec: FastRecord) -> Replay:
         number = d.number
         n = HAND_SIZE[number]
         dealer = si[d.dealer]
-        bids = d.bids
-        bid_values = [b.bid for b in bids]
-        pass_out = bid_values[0] == PASS and bid_values[1] == PASS and bid_values[2] == PASS and bid_values[3] == PASS
+        bd0, bd1, bd2, bd3 = d.bids
+        con, pass_out, bid_seats, order_ok, out_of_range = _bidding(
+            dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
+        )
 
         # -- schedule ------------------------------------------------------------
         expected = 1 if di == 0 else (prev_number if prev_pass_out else prev_number + 1)
@@ -379,8 +381,7 @@ def replay_checked(rec: FastRecord) -> Replay:
                     hand[holder] |= 1 << stock[1]
 
         # -- bidding ---------------------------------------------------------------------
-        bid_seats = [si[b.seat] for b in bids]
-        if bid_seats != BID_ORDER[dealer]:
+        if not order_ok:
             add(
                 _violation(
                     "BID_ORDER",
@@ -390,21 +391,20 @@ def replay_checked(rec: FastRecord) -> Replay:
                     dn,
                 )
             )
-        for k, b in enumerate(bid_values):
-            if b.__class__ is int and not 1 <= b <= n - 1:
-                who = SEAT_NAMES[bid_seats[k]]
-                add(
-                    _violation(
-                        "BID_RANGE",
-                        f"{who} bid {b}; with {n} cards a bid is 1 to {n - 1}"
-                        if n > 1
-                        else f"{who} bid {b}; with 1 card no number can be bid",
-                        f"/deals/{di}/bids/{k}/bid",
-                        dn,
-                        seat=bid_seats[k],
-                    )
+        for k in out_of_range:
+            who = SEAT_NAMES[bid_seats[k]]
+            b = d.bids[k].bid
+            add(
+                _violation(
+                    "BID_RANGE",
+                    f"{who} bid {b}; with {n} cards a bid is 1 to {n - 1}"
+                    if n > 1
+                    else f"{who} bid {b}; with 1 card no number can be bid",
+                    f"/deals/{di}/bids/{k}/bid",
+                    dn,
+                    seat=bid_seats[k],
                 )
-        con = contracts(tuple(zip(bid_seats, bid_values, strict=True)))
+            )
 
         # -- play ------------------------------------------------------------------------------
         tricks = d.tricks
@@ -435,11 +435,11 @@ def replay_checked(rec: FastRecord) -> Replay:
             claimers = con.board_claimers
             expected_leader = -1 if con.opening_leader is None else con.opening_leader
             broken = False
-            win_keys = WIN_KEY[trump]
-            eff = EFFECTIVE_SUIT[trump]
-            follow = FOLLOW_MASK[trump]
-            flat = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks])))
-            for j, t in enumerate(tricks):
+            must_by_led = FOLLOW_BY_LED[trump]
+            key_by_led = WIN_KEY_BY_LED[trump]
+            no_bloopers = trump == NO_TRUMP  # a joker lead forces trumps only in a trump deal
+            flat = iter(list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks]))))
+            for j, (t, c0, c1, c2, c3) in enumerate(zip(tricks, flat, flat, flat, flat, strict=False)):
                 leader = si[t.leader]
                 if expected_leader >= 0 and leader != expected_leader:
                     add(
@@ -453,11 +453,10 @@ def replay_checked(rec: FastRecord) -> Replay:
                             leader,
                         )
                     )
-                c0, c1, c2, c3 = flat[4 * j : 4 * j + 4]
-                s1, s2, s3 = (leader + 1) & 3, (leader + 2) & 3, (leader + 3) & 3
+                s1, s2, s3 = FOLLOWERS[leader]
                 h0, h1, h2, h3 = hand[leader], hand[s1], hand[s2], hand[s3]
                 b0, b1, b2, b3 = 1 << c0, 1 << c1, 1 << c2, 1 << c3
-                must = follow[eff[c0]]
+                must = must_by_led[c0]
                 if (
                     h0 & b0
                     and h1 & b1
@@ -467,12 +466,12 @@ def replay_checked(rec: FastRecord) -> Replay:
                     and (b2 & must or not h2 & must)
                     and (b3 & must or not h3 & must)
                     and (broken or not is_trump[c0] or not h0 & not_trumps or claimers >> leader & 1)
-                    and not is_blooper_lead(c0, trump)
+                    and (c0 < LJ or no_bloopers)
                 ):  # the usual case: a legal trick (rules.legal_leads/legal_follows, inlined)
                     hand[leader], hand[s1], hand[s2], hand[s3] = h0 ^ b0, h1 ^ b1, h2 ^ b2, h3 ^ b3
                 else:
                     _check_trick(hand, t.cards, (c0, c1, c2, c3), leader, trump, broken, claimers, di, j, add)
-                key = win_keys[eff[c0]]
+                key = key_by_led[c0]
                 k0, k1, k2, k3 = key[c0], key[c1], key[c2], key[c3]
                 best = max(k0, k1, k2, k3)
                 w = (leader + (0 if k0 == best else 1 if k1 == best else 2 if k2 == best else 3)) & 3
@@ -521,8 +520,36 @@ def replay_checked(rec: FastRecord) -> Replay:
     return Replay(rec.game_id, out, outcomes, (tot_ns, tot_ew), scored)
 
 
+@lru_cache(maxsize=1 << 16)
+def _bidding(
+    dealer: int, n: int, seats: tuple[str, str, str, str], values: tuple[Bid, Bid, Bid, Bid]
+) -> tuple[Contracts, bool, tuple[int, ...], bool, tuple[int, ...]]:
+    """Everything the replay needs of one bidding, memoised (there are few distinct biddings).
+
+    Returns the contracts, whether it is a pass-out, the bidders' seats, whether
+    the order is right, and the positions of numeric bids outside 1..n-1.
+    """
+    seat_ints = tuple(SEAT_INDEX[s] for s in seats)
+    out_of_range = tuple(k for k, b in enumerate(values) if isinstance(b, int) and not 1 <= b <= n - 1)
+    pass_out = all(b == PASS for b in values)
+    return (
+        contracts(tuple(zip(seat_ints, values, strict=True))),
+        pass_out,
+        seat_ints,
+        seat_ints == BID_ORDER[dealer],
+        out_of_range,
+    )
+
+
+#: The three followers of each leader, in play order.
+FOLLOWERS = tuple(((s + 1) & 3, (s + 2) & 3, (s + 3) & 3) for s in range(4))
+#: ``FOLLOW_BY_LED[t][c]``: the cards that follow a lead of ``c`` when ``t`` is trump.
+FOLLOW_BY_LED = tuple(tuple(follow_suit_mask(c, t) for c in range(54)) for t in range(5))
+#: ``WIN_KEY_BY_LED[t][c]``: the winning keys of every card for a trick led with ``c``.
+WIN_KEY_BY_LED = tuple(tuple(WIN_KEY[t][EFFECTIVE_SUIT[t][c]] for c in range(54)) for t in range(5))
+
 #: The bidding order for each dealer: left of the dealer first, the dealer last.
-BID_ORDER = tuple([(d + 1) & 3, (d + 2) & 3, (d + 3) & 3, d] for d in range(4))
+BID_ORDER = tuple(((d + 1) & 3, (d + 2) & 3, (d + 3) & 3, d) for d in range(4))
 
 
 def _check_trick(
