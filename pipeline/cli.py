@@ -6,11 +6,14 @@ rejected, 2 usage or environment errors.
 
 from __future__ import annotations
 
+import io
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -163,7 +166,10 @@ def simulate(
 
 @app.command()
 def report(
-    db: Annotated[Path, typer.Option("--db", help="The DuckDB store to report on.")] = Path("data/backalley.duckdb"),
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="The DuckDB store to report on [default: $BACKALLEY_DB or data/backalley.duckdb]."),
+    ] = None,
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="Folder for index.html, players/ and summary.md.")
     ] = Path("reports"),
@@ -177,6 +183,9 @@ def report(
     Exit status: 0 on success, 2 when the store is missing or unusable or the player unknown.
     """
     from pipeline.reporting import ReportError, write_reports
+    from pipeline.store import default_db
+
+    db = db if db is not None else default_db()
 
     show = sys.stderr.isatty()
     with Progress(
@@ -199,6 +208,213 @@ def report(
             raise fail(str(exc)) from None
     err.print(f"report: {summary}", highlight=False)
     out.print(f"open {summary.index.resolve()}")
+
+
+# --- the store: ingest, query, export ------------------------------------------------------
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", help="The DuckDB database (default: $BACKALLEY_DB, else data/backalley.duckdb).", show_default=False
+    ),
+]
+
+
+@app.command()
+def ingest(
+    paths: Paths,
+    db: DbOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Worker processes for the replay (default: the CPU count).",
+            show_default=False,
+        ),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace", help="A game_id stored with different content is replaced (default: rejected as a conflict)."
+        ),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON on stdout.")] = False,
+) -> None:
+    """Replay every record and store it in the DuckDB database, with its violations.
+
+    Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
+    in `games` and the detail tables, everything else in `rejects`. The same
+    record ingested twice is stored once; a run killed at any moment can simply
+    be run again.
+
+    Exit status: 0 when every record was stored and valid, 1 when some were
+    invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
+    """
+    from pipeline.ingest import ingest_files
+    from pipeline.store import Store, StoreError, default_db
+
+    try:
+        files = expand(paths)
+    except SourceError as exc:
+        raise fail(str(exc)) from None
+    db_path = db if db is not None else default_db()
+    n_workers = workers if workers is not None else default_workers()
+    total = sum(f.path.stat().st_size for f in files)
+    show = sys.stderr.isatty()
+    try:
+        with (
+            Store.open(db_path) as store,
+            Progress(
+                TextColumn("ingesting"),
+                BarColumn(),
+                TextColumn("{task.fields[records]} records, {task.fields[rate]} records/s"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+                disable=not show,
+            ) as bar,
+        ):
+            task = bar.add_task("", total=total or None, records=0, rate=0)
+            t0 = time.perf_counter()
+            done = [0]
+
+            def progress(records: int, nbytes: int) -> None:
+                done[0] += records
+                rate = done[0] / max(time.perf_counter() - t0, 1e-9)
+                bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
+
+            run = ingest_files(store, files, paths, workers=n_workers, replace=replace, progress=progress)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    if json_out:
+        sys.stdout.buffer.write(orjson.dumps(run.as_dict()) + b"\n")
+    else:
+        out.print(
+            f"ingest run {run.run_id} into {run.db}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
+            f"({run.rate:,.0f} records/s)\n"
+            f"  inserted {run.inserted}, replaced {run.replaced}, duplicates {run.duplicates}, "
+            f"conflicts {run.conflicts}, rejected {run.rejected}, invalid {run.invalid}"
+        )
+    raise typer.Exit(0 if run.clean else 1)
+
+
+class QueryFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+
+
+@app.command()
+def query(
+    sql: Annotated[str | None, typer.Argument(help="The SQL to run (or use --file).", show_default=False)] = None,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", help="Read the SQL from this file.", show_default=False)
+    ] = None,
+    fmt: Annotated[QueryFormat, typer.Option("--format", "-F", help="Output format.")] = QueryFormat.table,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the result to this file (required for parquet).", show_default=False),
+    ] = None,
+    max_rows: Annotated[
+        int, typer.Option("--max-rows", min=1, help="Rows shown in table format (csv, json, parquet: all).")
+    ] = 100,
+    db: DbOption = None,
+) -> None:
+    """Run SQL on a read-only connection to the database and print the result.
+
+    Any statement that would change the database (or write a file) is refused
+    and nothing changes. Tables and views are described in docs/database.md.
+
+    Exit status: 0 on success, 2 for a bad query or database error.
+    """
+    import polars as pl
+
+    from pipeline.store import Store, StoreError, default_db
+
+    if (sql is None) == (file is None):
+        raise fail("give the SQL either as an argument or with --file, not both")
+    if file is not None:
+        try:
+            sql = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise fail(f"{file}: {exc.strerror or exc}") from None
+    assert sql is not None
+    if fmt is QueryFormat.parquet and out_file is None:
+        raise fail("--format parquet needs --out FILE")
+    try:
+        with Store.open_readonly(db if db is not None else default_db()) as store:
+            result = store.query(sql)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    frame = pl.DataFrame(pl.from_arrow(result)) if result.num_columns else pl.DataFrame()
+    if fmt is QueryFormat.parquet:
+        assert out_file is not None
+        frame.write_parquet(out_file)
+    elif fmt is QueryFormat.csv:
+        text = frame.write_csv()
+        _emit(text, out_file)
+    elif fmt is QueryFormat.json:
+        text = frame.write_json() + "\n"
+        _emit(text, out_file)
+    else:
+        _emit(_table_text(frame, max_rows, out_file is None), out_file)
+
+
+def _emit(text: str, out_file: Path | None) -> None:
+    if out_file is None:
+        sys.stdout.write(text)
+    else:
+        out_file.write_text(text, encoding="utf-8")
+
+
+def _table_text(frame: Any, max_rows: int, color: bool) -> str:
+    from rich.table import Table
+
+    shown = frame.head(max_rows)
+    table = Table(*[str(c) for c in frame.columns], show_lines=False, header_style="bold")
+    cells = [["NULL" if v is None else str(v) for v in row] for row in shown.iter_rows()]
+    for row in cells:
+        table.add_row(*row)
+    widths = [max([len(str(c)), *(len(r[k]) for r in cells)]) for k, c in enumerate(frame.columns)]
+    width = sum(widths) + 3 * len(widths) + 1
+    if color and sys.stdout.isatty():
+        width = min(width, Console().width)
+    console = Console(record=True, width=max(40, width), file=io.StringIO())
+    console.print(table)
+    if frame.height > max_rows:
+        console.print(f"({frame.height} rows, {max_rows} shown; --max-rows or --format csv for all)", soft_wrap=True)
+    else:
+        console.print(f"({frame.height} rows)", soft_wrap=True)
+    return console.export_text(styles=color and sys.stdout.isatty())
+
+
+@app.command()
+def export(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write <table>/… Parquet files into.", show_default=False)],
+    db: DbOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an earlier export in this folder.")] = False,
+) -> None:
+    """Write every table as Parquet (DIR/<table>/…), for Spark, Trino, polars or a warehouse.
+
+    The per-game tables are partitioned by game_bucket (a hash of game_id), so
+    files stay moderate; DIR/manifest.json lists the row counts.
+
+    Exit status: 0 on success, 2 for a database or file error.
+    """
+    from pipeline.store import Store, StoreError, default_db
+    from pipeline.store import export as export_tables
+
+    try:
+        with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:
+            manifest = export_tables(store, out_dir, force=force)
+    except (StoreError, OSError) as exc:
+        raise fail(str(exc)) from None
+    for name, info in manifest["tables"].items():
+        out.print(f"  {name:<12}{info['rows']:>12} rows")
+    out.print(f"exported to {out_dir}")
 
 
 def main() -> None:  # pragma: no cover - console entry point

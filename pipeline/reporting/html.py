@@ -1,0 +1,587 @@
+"""Self-contained HTML pages: inline CSS, inline SVG charts, every value escaped.
+
+Cells are escaped unless they are :class:`Markup` (built here from escaped
+parts), so a value cannot reach the page unescaped by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import polars as pl
+
+from pipeline.reporting import charts
+from pipeline.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
+
+DASH = "—"
+
+
+class Markup(str):
+    """A string that is already HTML (made only from escaped parts)."""
+
+    __slots__ = ()
+
+    def __add__(self, other: str) -> str:
+        """Markup + Markup stays Markup; anything else becomes a plain str (escaped when used)."""
+        joined = str.__add__(self, other)
+        return Markup(joined) if isinstance(other, Markup) else joined
+
+
+def esc(value: Any) -> Markup:
+    """Escape any value for HTML text or a quoted attribute; Markup passes through."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(html.escape("" if value is None else str(value), quote=True))
+
+
+def join(parts: Iterable[Any], sep: str = "") -> Markup:
+    return Markup(sep.join(esc(p) for p in parts))
+
+
+# ---------------------------------------------------------------- file names
+
+
+def player_slug(player: str) -> str:
+    """A safe, stable file stem for an untrusted player id: ascii slug + short hash of the exact id."""
+    ascii_ = unicodedata.normalize("NFKD", player).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_).strip("-")[:32].strip("-") or "player"
+    digest = hashlib.sha256(player.encode("utf-8")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def player_file(player: str) -> str:
+    """The page's path relative to the output folder (always ``players/<slug>-<hash>.html``)."""
+    return f"players/{player_slug(player)}.html"
+
+
+# ---------------------------------------------------------------- numbers
+
+
+def fmt_int(v: Any) -> str:
+    return DASH if v is None else f"{int(v):,}"
+
+
+def fmt_num(v: Any, digits: int = 2, signed: bool = False) -> str:
+    if v is None:
+        return DASH
+    f = float(v)
+    if f != f:  # NaN
+        return DASH
+    text = f"{f:+.{digits}f}" if signed else f"{f:.{digits}f}"
+    return text.replace("-", "−")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.1f}%" if 0 < x < 1 else f"{100 * x:.0f}%"
+
+
+def rate_text(k: Any, n: Any) -> str:
+    """Plain text of a rate with its count and Wilson interval: ``62.5% (5/8; 95% CI 31–86%)``."""
+    n_, k_ = int(n or 0), int(k or 0)
+    ci = wilson(k_, n_)
+    if ci is None:
+        return f"{DASH} (0/0)"
+    return f"{pct(k_ / n_)} ({k_}/{n_}; 95% CI {100 * ci[0]:.0f}–{100 * ci[1]:.0f}%)"
+
+
+def rate(k: Any, n: Any) -> Markup:
+    """A rate cell: the rate, the count beside it, and the 95% Wilson interval below; — for n = 0."""
+    n_, k_ = int(n or 0), int(k or 0)
+    ci = wilson(k_, n_)
+    if ci is None:
+        return Markup(f'<span class="rate">{DASH}</span> <span class="n">0/0</span>')
+    title = esc(f"95% Wilson interval {100 * ci[0]:.1f}–{100 * ci[1]:.1f}% from {k_} of {n_}")
+    return Markup(
+        f'<span class="rate" title="{title}">{esc(pct(k_ / n_))}</span> <span class="n">{k_:,}/{n_:,}</span>'
+        f'<span class="ci">{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%</span>'
+    )
+
+
+# ---------------------------------------------------------------- building blocks
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> Markup:
+    head = join(Markup(f"<th>{esc(h)}</th>") for h in headers)
+    body = join(Markup("<tr>" + join(Markup(f"<td>{esc(c)}</td>") for c in row) + "</tr>") for row in rows)
+    if not body:
+        body = Markup(f'<tr><td colspan="{len(headers)}" class="empty">no data</td></tr>')
+    cap = Markup(f"<caption>{esc(caption)}</caption>") if caption else Markup("")
+    return Markup(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+
+
+def card(label: str, value: Any, sub: Any = "") -> Markup:
+    return Markup(
+        f'<div class="card"><div class="label">{esc(label)}</div><div class="value">{esc(value)}</div>'
+        f'<div class="sub">{esc(sub)}</div></div>'
+    )
+
+
+def chart(svg: str | None, what: str) -> Markup:
+    if svg is None:
+        return Markup(f'<figure class="chart nodata"><figcaption>{esc(what)}: no data</figcaption></figure>')
+    return Markup(f'<figure class="chart">{svg}</figure>')  # svg comes from matplotlib, ids prefixed
+
+
+def player_link(player: str, from_player_page: bool, linkable: bool = True) -> Markup:
+    if not linkable:
+        return esc(player)
+    href = f"{player_slug(player)}.html" if from_player_page else player_file(player)
+    return Markup(f'<a href="{esc(href)}">{esc(player)}</a>')
+
+
+CSS = """
+:root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f8fafc;--accent:#2563eb;--good:#16a34a;--bad:#dc2626}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink);background:var(--bg)}
+main{max-width:1100px;margin:0 auto;padding:16px}
+header{background:#111827;color:#fff;padding:14px 16px}
+header .inner{max-width:1100px;margin:0 auto}
+header h1{margin:0;font-size:1.35rem;overflow-wrap:anywhere}
+header p{margin:4px 0 0;color:#cbd5e1;font-size:.9rem}
+header a{color:#93c5fd}
+h2{font-size:1.1rem;margin:28px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
+h3{font-size:.98rem;margin:18px 0 6px}
+p.note{color:var(--muted);font-size:.85rem;margin:4px 0}
+a{color:var(--accent)}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(135px,1fr));gap:10px}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 12px}
+.card .label{font-size:.78rem;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
+.card .value{font-size:1.35rem;font-weight:650;overflow-wrap:anywhere}
+.card .sub{font-size:.78rem;color:var(--muted)}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,420px),1fr));gap:12px}
+figure.chart{margin:0;background:#fff;border:1px solid var(--line);border-radius:8px;padding:6px}
+figure.chart svg{display:block;width:100%;height:auto}
+figure.nodata{color:var(--muted);padding:24px;text-align:center}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;background:#fff;border:1px solid var(--line);border-radius:8px}
+table{border-collapse:collapse;width:100%;font-size:.88rem;font-variant-numeric:tabular-nums}
+caption{text-align:left;padding:8px 10px 0;font-weight:600}
+th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap;vertical-align:top}
+th{background:#f1f5f9;font-weight:600;font-size:.8rem}
+th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:6em}
+td.empty{text-align:center;color:var(--muted)}
+.rate{font-weight:600}
+.n{color:var(--muted);font-size:.8em}
+.ci{display:block;color:var(--muted);font-size:.72em}
+nav.players{display:flex;flex-wrap:wrap;gap:6px 12px}
+nav.players a{overflow-wrap:anywhere}
+footer{color:var(--muted);font-size:.8rem;margin:32px 0 8px}
+@media (max-width:600px){body{font-size:14px}main{padding:10px}.card .value{font-size:1.15rem}}
+"""
+
+
+def page(title: str, subtitle: Markup, body: Markup) -> str:
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        # No request to any other host: nothing but inline content may load.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        f'<header><div class="inner"><h1>{esc(title)}</h1><p>{subtitle}</p></div></header>'
+        f"<main>{body}<footer>Generated by <code>backalley report</code>. Rates show the count beside them and a 95% Wilson"
+        " interval below; — means no cases. Definitions: docs/metrics.md.</footer></main></body></html>\n"
+    )
+
+
+def _scope(m: Metrics) -> str:
+    return f"event {m.event}" if m.event is not None else "all events"
+
+
+# ---------------------------------------------------------------- index
+
+
+def index_page(m: Metrics, linked: set[str]) -> str:
+    p = m.population
+    b: list[Markup] = []
+    b.append(Markup("<h2>Population</h2>"))
+    b.append(
+        Markup(
+            '<div class="cards">'
+            + card("records", fmt_int(p["records"]), "incl. rejected lines")
+            + card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures")
+            + card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events")
+            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded")
+            + card(
+                "boards made",
+                _rate_value(p["boards_made"], p["boards_claimed"]),
+                _rate_sub(p["boards_made"], p["boards_claimed"]),
+            )
+            + "</div>"
+        )
+    )
+    if p["first_played"] is not None:
+        first, last = (
+            f"{v:%Y-%m-%d}" if hasattr(v, "strftime") else str(v) for v in (p["first_played"], p["last_played"])
+        )
+        b.append(Markup(f'<p class="note">Games played from {esc(first)} to {esc(last)}.</p>'))
+
+    b.append(Markup("<h2>Leaderboard</h2>"))
+    b.append(
+        Markup('<p class="note">Sorted by points per deal (the team\'s points in the deals the player played).</p>')
+    )
+    rows = []
+    for i, r in enumerate(m.leaderboard.iter_rows(named=True), 1):
+        rows.append(
+            [
+                Markup(f"{i}. ") + player_link(r["player"], False, r["player"] in linked),
+                fmt_int(r["games"]),
+                rate(r["games_won"], r["games"]),
+                fmt_int(r["deals"]),
+                fmt_num(r["points_per_deal"]),
+                rate(r["exact_bids"], r["numeric_bids"]),
+                fmt_num(r["mean_abs_error"]),
+                fmt_num(r["mean_signed_error"], signed=True),
+                rate(r["boards_made"], r["boards_claimed"]),
+            ]
+        )
+    b.append(
+        table(
+            [
+                "player",
+                "games",
+                "won",
+                "deals",
+                "points / deal",
+                "exact bids",
+                "mean |error|",
+                "mean error",
+                "boards made",
+            ],
+            rows,
+        )
+    )
+
+    b.append(Markup("<h2>Bidding, all players</h2>"))
+    b.append(
+        Markup(
+            '<div class="charts">'
+            + chart(
+                charts.calibration(m.pop_calibration, m.pop_calibration.clear(), "pop-cal", "all players"),
+                "calibration",
+            )
+            + chart(charts.error_histogram(m.pop_errors, "pop-err", "Bid error, all players"), "bid errors")
+            + "</div>"
+        )
+    )
+
+    b.append(Markup("<h2>Partnerships</h2>"))
+    top = m.partnerships.head(15)
+    b.append(
+        Markup(
+            f'<p class="note">Numeric team contracts per pair of partners; the {top.height} pairs with the most deals'
+            f" of {m.partnerships.height}.</p>"
+        )
+    )
+    b.append(table(_CONTRACT_HEADERS_PAIR, (_pair_row(r, False, linked) for r in top.iter_rows(named=True))))
+
+    b.append(_quality_section(m, linked))
+
+    b.append(Markup("<h2>Players</h2>"))
+    b.append(
+        table(
+            ["player", "games", "valid", "incomplete", "invalid"],
+            (
+                [
+                    player_link(r["player"], False, r["player"] in linked),
+                    fmt_int(r["games_total"]),
+                    fmt_int(r["games_valid"]),
+                    fmt_int(r["games_incomplete"]),
+                    fmt_int(r["games_invalid"]),
+                ]
+                for r in m.players.iter_rows(named=True)
+            ),
+        )
+    )
+    sub = Markup(
+        f"{esc(_scope(m))} · {esc(fmt_int(p['valid_games']))} valid games · {esc(fmt_int(p['players']))} players"
+    )
+    return page("Back Alley report", sub, join(b))
+
+
+_CONTRACT_HEADERS = ["deals", "points / deal", "contracts", "made", "exact", "set", "mean overtricks"]
+_CONTRACT_HEADERS_PAIR = ["partners", "games", *_CONTRACT_HEADERS]
+
+
+def _contract_cells(r: dict[str, Any]) -> list[Any]:
+    return [
+        fmt_int(r["deals"]),
+        fmt_num(r["points_per_deal"]),
+        fmt_int(r["contracts"]),
+        rate(r["made"], r["contracts"]),
+        rate(r["exact"], r["contracts"]),
+        rate(r["set"], r["contracts"]),
+        fmt_num(r["mean_overtricks"]),
+    ]
+
+
+def _pair_row(r: dict[str, Any], from_player: bool, linked: set[str]) -> list[Any]:
+    names = (
+        player_link(r["player_a"], from_player, r["player_a"] in linked)
+        + Markup(" &amp; ")
+        + player_link(r["player_b"], from_player, r["player_b"] in linked)
+    )
+    return [Markup(names), fmt_int(r["games"]), *_contract_cells(r)]
+
+
+def _quality_section(m: Metrics, linked: set[str], player: str | None = None) -> Markup:
+    b: list[Markup] = [Markup("<h2>Data quality</h2>")]
+    if player is None:
+        total = int(m.quality_status["records"].sum())
+        b.append(
+            table(
+                ["status", "records", "share"],
+                (
+                    [r["status"], fmt_int(r["records"]), rate(r["records"], total)]
+                    for r in m.quality_status.iter_rows(named=True)
+                ),
+                caption="Records by status",
+            )
+        )
+        if m.event is not None:
+            b.append(Markup('<p class="note">Rejected lines have no event: their count is for all events.</p>'))
+        b.append(
+            table(
+                ["code", "severity", "violations", "games", "players"],
+                (
+                    [r["code"], r["severity"], fmt_int(r["violations"]), fmt_int(r["games"]), fmt_int(r["players"])]
+                    for r in m.quality_codes.iter_rows(named=True)
+                ),
+                caption="Violations by code",
+            )
+        )
+        b.append(
+            table(
+                ["player", "games with violations", "violations", "codes"],
+                (
+                    [
+                        player_link(r["player"], False, r["player"] in linked),
+                        fmt_int(r["games"]),
+                        fmt_int(r["violations"]),
+                        r["codes"],
+                    ]
+                    for r in m.quality_players.iter_rows(named=True)
+                ),
+                caption="Players whose games carry violations",
+            )
+        )
+    else:
+        pr = m.of("players", player).row(0, named=True)
+        q = m.of("quality_players", player)
+        qr = q.row(0, named=True) if q.height else {"games": 0, "violations": 0, "codes": ""}
+        b.append(
+            table(
+                ["games", "valid", "incomplete", "invalid", "games with violations", "violations", "codes"],
+                [
+                    [
+                        fmt_int(pr["games_total"]),
+                        rate(pr["games_valid"], pr["games_total"]),
+                        rate(pr["games_incomplete"], pr["games_total"]),
+                        rate(pr["games_invalid"], pr["games_total"]),
+                        fmt_int(qr["games"]),
+                        fmt_int(qr["violations"]),
+                        qr["codes"] or DASH,
+                    ]
+                ],
+            )
+        )
+        b.append(Markup('<p class="note">Only valid games count in the figures above.</p>'))
+    return join(b)
+
+
+# ---------------------------------------------------------------- player page
+
+
+def _bid_rows(df: pl.DataFrame, key: str, label: Any = None) -> list[list[Any]]:
+    return [
+        [
+            label(r[key]) if callable(label) else r[key],
+            fmt_int(r["n"]),
+            rate(r["exact"], r["n"]),
+            fmt_num(r["mean_abs_error"]),
+            fmt_num(r["mean_signed_error"], signed=True),
+        ]
+        for r in df.iter_rows(named=True)
+    ]
+
+
+_BID_HEADERS = ["bids", "exact", "mean |error|", "mean error"]
+
+
+def player_page(m: Metrics, player: str, linked: set[str]) -> str:
+    lb = m.of("leaderboard", player)
+    b: list[Markup] = [Markup('<p><a href="../index.html">← all players</a></p>')]
+    sub = Markup(f"Player page · {esc(_scope(m))}")
+    if lb.is_empty():
+        b.append(Markup('<p class="note">This player has no scored deal in a valid game.</p>'))
+        b.append(_quality_section(m, linked, player))
+        return page(f"{player}", sub, join(b))
+    r = lb.row(0, named=True)
+    rank = m.leaderboard["player"].to_list().index(player) + 1
+    broken = m.of("boards_broken", player)
+    opp_boards, n_broken = (int(broken["opp_boards"][0]), int(broken["broken"][0])) if broken.height else (0, 0)
+
+    b.append(Markup("<h2>At a glance</h2>"))
+    b.append(
+        Markup(
+            '<div class="cards">'
+            + card("games", fmt_int(r["games"]), f"rank {rank} of {m.leaderboard.height} by points/deal")
+            + card("won", _rate_value(r["games_won"], r["games"]), _rate_sub(r["games_won"], r["games"]))
+            + card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals")
+            + card(
+                "exact bids",
+                _rate_value(r["exact_bids"], r["numeric_bids"]),
+                _rate_sub(r["exact_bids"], r["numeric_bids"]),
+            )
+            + card(
+                "mean |error|",
+                fmt_num(r["mean_abs_error"]),
+                f"mean error {fmt_num(r['mean_signed_error'], signed=True)}",
+            )
+            + card(
+                "boards made",
+                _rate_value(r["boards_made"], r["boards_claimed"]),
+                _rate_sub(r["boards_made"], r["boards_claimed"]),
+            )
+            + card("opponents' boards broken", _rate_value(n_broken, opp_boards), _rate_sub(n_broken, opp_boards))
+            + "</div>"
+        )
+    )
+    prefix = "c" + player_slug(player).rsplit("-", 1)[1]
+    b.append(Markup("<h2>Charts</h2>"))
+    b.append(
+        Markup(
+            '<div class="charts">'
+            + chart(charts.calibration(m.of("calibration", player), m.pop_calibration, f"{prefix}-cal"), "calibration")
+            + chart(charts.error_histogram(m.of("bid_errors", player), f"{prefix}-err"), "bid errors")
+            + chart(charts.board_success(m.of("boards_by_hand", player), f"{prefix}-brd"), "board claims")
+            + chart(charts.score_over_games(m.of("scores", player), f"{prefix}-scr"), "scores")
+            + "</div>"
+        )
+    )
+
+    b.append(Markup("<h2>Bidding accuracy</h2>"))
+    b.append(
+        Markup(
+            '<p class="note">Deals where the player bid a number or passed (pass = 0). Error = tricks the player won'
+            " personally − bid: above 0 the player won more than bid, below 0 fewer.</p>"
+        )
+    )
+    overall = [
+        [
+            "all",
+            fmt_int(r["numeric_bids"]),
+            rate(r["exact_bids"], r["numeric_bids"]),
+            fmt_num(r["mean_abs_error"]),
+            fmt_num(r["mean_signed_error"], signed=True),
+        ]
+    ]
+    trump = _bid_rows(m.of("bids_by_trump", player), "trump")
+    b.append(table(["deals", *_BID_HEADERS], overall + trump, caption="Overall and by trump"))
+    b.append(
+        table(
+            ["bidding position", *_BID_HEADERS],
+            _bid_rows(
+                m.of("bids_by_position", player),
+                "position",
+                lambda v: f"{v} ({['first', 'second', 'third', 'last'][int(v) - 1]})",
+            ),
+            caption="By position in the bidding order",
+        )
+    )
+    b.append(
+        table(
+            ["hand size", *_BID_HEADERS], _bid_rows(m.of("bids_by_hand", player), "hand_size"), caption="By hand size"
+        )
+    )
+    errors = m.of("bid_errors", player)
+    total = int(errors["n"].sum()) if errors.height else 0
+    b.append(
+        table(
+            ["error", "bids", "share"],
+            (
+                [fmt_num(e["error"], 0, signed=e["error"] != 0), fmt_int(e["n"]), rate(e["n"], total)]
+                for e in errors.iter_rows(named=True)
+            ),
+            caption="Distribution of errors",
+        )
+    )
+
+    b.append(Markup("<h2>Team contracts</h2>"))
+    b.append(
+        Markup(
+            "<p class=\"note\">Numeric contracts of the player's team (sum of the partners' numbers). Made: tricks ≥"
+            " contract; set: fewer; overtricks averaged over made contracts. Points per deal: all deals, boards included.</p>"
+        )
+    )
+    c = m.of("contracts", player)
+    b.append(
+        table(
+            ["", *_CONTRACT_HEADERS],
+            ([Markup("as a team member"), *_contract_cells(cr)] for cr in c.iter_rows(named=True)),
+        )
+    )
+    partners = m.partners_of(player)
+    b.append(
+        table(
+            ["partner", "games", *_CONTRACT_HEADERS],
+            (
+                [player_link(pr["partner"], True, pr["partner"] in linked), fmt_int(pr["games"]), *_contract_cells(pr)]
+                for pr in partners.iter_rows(named=True)
+            ),
+            caption="With each partner",
+        )
+    )
+
+    b.append(Markup("<h2>Board success</h2>"))
+    lv = m.of("boards_by_level", player)
+    b.append(
+        table(
+            ["level", "claimed", "made", "points won", "points lost", "net"],
+            (
+                [
+                    f"{BOARD_LEVEL_NAMES.get(int(x['level']), x['level'])} (×{x['level']})",
+                    fmt_int(x["claimed"]),
+                    rate(x["made"], x["claimed"]),
+                    fmt_int(x["points_won"]),
+                    fmt_int(x["points_lost"]),
+                    fmt_num(int(x["points_won"]) - int(x["points_lost"]), 0, signed=True),
+                ]
+                for x in lv.iter_rows(named=True)
+            ),
+            caption="Boards the player claimed, by level",
+        )
+    )
+    b.append(
+        table(
+            ["hand size", "claimed", "made"],
+            (
+                [x["hand_size"], fmt_int(x["claimed"]), rate(x["made"], x["claimed"])]
+                for x in m.of("boards_by_hand", player).iter_rows(named=True)
+            ),
+            caption="By hand size",
+        )
+    )
+    b.append(
+        Markup(
+            f"<p class=\"note\">Opponents' board contracts broken by the player's team: {esc(rate_text(n_broken, opp_boards))}.</p>"
+        )
+    )
+    b.append(_quality_section(m, linked, player))
+    return page(f"{player}", sub, join(b))
+
+
+def _rate_value(k: Any, n: Any) -> str:
+    return rate_text(k, n).split(" (")[0]
+
+
+def _rate_sub(k: Any, n: Any) -> str:
+    n_, k_ = int(n or 0), int(k or 0)
+    ci = wilson(k_, n_)
+    if ci is None:
+        return "0 cases"
+    return f"{k_:,} of {n_:,} · CI {100 * ci[0]:.0f}–{100 * ci[1]:.0f}%"

@@ -1,0 +1,98 @@
+"""``summary.md``: the headline tables, for a terminal or a pull request."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pipeline.reporting.html import fmt_int, fmt_num, player_file, rate_text
+from pipeline.reporting.metrics import Metrics
+
+_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md(value: Any) -> str:
+    """A value as inert Markdown table text: HTML and Markdown syntax escaped, one line."""
+    text = "" if value is None else str(value)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _SPECIAL.sub(r"\\\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(md(h) for h in headers) + " |", "|" + "|".join(["---"] * len(headers)) + "|"]
+    n = 0
+    for row in rows:
+        out.append("| " + " | ".join(md(c) for c in row) + " |")
+        n += 1
+    if n == 0:
+        out.append("| " + " | ".join(["(none)"] + [""] * (len(headers) - 1)) + " |")
+    return [*out, ""]
+
+
+def summary_markdown(m: Metrics, linked: set[str], top: int = 20) -> str:
+    p = m.population
+    scope = f"event {md(m.event)}" if m.event is not None else "all events"
+    lines = [
+        "# Back Alley report",
+        "",
+        f"Scope: {scope}. Open `index.html` for the full report; rates are shown as rate (successes/cases; 95% Wilson interval).",
+        "",
+        "## Population",
+        "",
+        *_table(
+            ["figure", "value"],
+            [
+                ["records (incl. rejected)", fmt_int(p["records"])],
+                ["valid games", fmt_int(p["valid_games"])],
+                ["games in the figures", fmt_int(p["reported_games"])],
+                ["players", fmt_int(p["players"])],
+                ["scored deals", fmt_int(p["deals"])],
+                ["boards made", rate_text(p["boards_made"], p["boards_claimed"])],
+            ],
+        ),
+        f"## Leaderboard (top {min(top, m.leaderboard.height)} of {m.leaderboard.height} by points per deal)",
+        "",
+        *_table(
+            [
+                "player",
+                "games",
+                "won",
+                "points/deal",
+                "exact bids",
+                "mean abs error",
+                "mean error",
+                "boards made",
+                "page",
+            ],
+            (
+                [
+                    r["player"],
+                    fmt_int(r["games"]),
+                    rate_text(r["games_won"], r["games"]),
+                    fmt_num(r["points_per_deal"]),
+                    rate_text(r["exact_bids"], r["numeric_bids"]),
+                    fmt_num(r["mean_abs_error"]),
+                    fmt_num(r["mean_signed_error"], signed=True),
+                    rate_text(r["boards_made"], r["boards_claimed"]),
+                    player_file(r["player"]) if r["player"] in linked else "",
+                ]
+                for r in m.leaderboard.head(top).iter_rows(named=True)
+            ),
+        ),
+        "## Data quality",
+        "",
+        *_table(
+            ["status", "records"],
+            ([r["status"], fmt_int(r["records"])] for r in m.quality_status.iter_rows(named=True)),
+        ),
+        *_table(
+            ["code", "violations", "games", "players"],
+            (
+                [r["code"], fmt_int(r["violations"]), fmt_int(r["games"]), fmt_int(r["players"])]
+                for r in m.quality_codes.iter_rows(named=True)
+            ),
+        ),
+    ]
+    return "\n".join(lines).rstrip() + "\n"

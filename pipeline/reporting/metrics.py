@@ -1,0 +1,383 @@
+"""The report's figures, computed in DuckDB from the store's tables and views.
+
+Every table is one SQL query over all players at once (never a query per
+player); the page writers split the resulting polars frames by player. The
+definitions are in ``docs/metrics.md``; the interface read here is fixed in
+``docs/contract-views.md`` (tables ``games``, ``violations``, ``rejects`` and the
+views ``player_deals``, ``player_summary``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+#: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
+SCORE_BUCKETS = 200
+
+#: Columns of ``player_deals`` the reports use (copied once into a temporary table).
+_PD_COLUMNS = (
+    "game_id",
+    "event",
+    "played_at",
+    "deal_number",
+    "hand_size",
+    "no_trump",
+    "player",
+    "partner",
+    "team",
+    "bid_position",
+    "bid_kind",
+    "bid_value",
+    "board_level",
+    "tricks_won",
+    "team_contract_kind",
+    "team_contract",
+    "team_board_level",
+    "team_tricks",
+    "team_points",
+    "team_made",
+    "opp_contract_kind",
+    "opp_board_level",
+    "opp_made",
+)
+
+BOARD_LEVEL_NAMES = {1: "board", 2: "double", 3: "triple", 4: "quadruple"}
+
+
+class ReportError(Exception):
+    """The database cannot be reported on (missing, not a store, unknown player)."""
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
+    """The Wilson score interval (95% by default) for k successes in n trials; None when n = 0."""
+    if n <= 0:
+        return None
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class Metrics:
+    """All tables of one report. Frames keyed by player hold every player; use :meth:`of`."""
+
+    event: str | None
+    population: dict[str, Any]
+    players: pl.DataFrame  # player, games_total, games_valid, games_incomplete, games_invalid
+    leaderboard: pl.DataFrame
+    bids_by_hand: pl.DataFrame
+    bids_by_trump: pl.DataFrame
+    bids_by_position: pl.DataFrame
+    bid_errors: pl.DataFrame
+    calibration: pl.DataFrame
+    pop_calibration: pl.DataFrame
+    pop_errors: pl.DataFrame
+    contracts: pl.DataFrame
+    partnerships: pl.DataFrame
+    boards_by_level: pl.DataFrame
+    boards_by_hand: pl.DataFrame
+    boards_broken: pl.DataFrame
+    scores: pl.DataFrame
+    quality_status: pl.DataFrame
+    quality_codes: pl.DataFrame
+    quality_players: pl.DataFrame
+    _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
+
+    _PER_PLAYER = (
+        "players",
+        "leaderboard",
+        "bids_by_hand",
+        "bids_by_trump",
+        "bids_by_position",
+        "bid_errors",
+        "calibration",
+        "contracts",
+        "boards_by_level",
+        "boards_by_hand",
+        "boards_broken",
+        "scores",
+        "quality_players",
+    )
+
+    def of(self, table: str, player: str) -> pl.DataFrame:
+        """The rows of ``table`` for one player (split once, then looked up)."""
+        if table not in self._split:
+            frame: pl.DataFrame = getattr(self, table)
+            parts = frame.partition_by("player", as_dict=True, maintain_order=True)
+            self._split[table] = {str(key[0]): part for key, part in parts.items()}
+        part = self._split[table].get(player)
+        if part is None:
+            return getattr(self, table).clear()  # type: ignore[no-any-return]
+        return part
+
+    def partners_of(self, player: str) -> pl.DataFrame:
+        """Partnership rows that include ``player``, with the other member as ``partner``."""
+        p = self.partnerships
+        a = p.filter(pl.col("player_a") == player).rename({"player_b": "partner"}).drop("player_a")
+        b = p.filter(pl.col("player_b") == player).rename({"player_a": "partner"}).drop("player_b")
+        return pl.concat([a, b.select(a.columns)]).sort(["deals", "partner"], descending=[True, False])
+
+
+def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
+    """Open the store read-only and check it has the contract's tables and views."""
+    if not db_path.is_file():
+        raise ReportError(f"no database at {db_path}")
+    try:
+        con = duckdb.connect(str(db_path), read_only=True)
+    except duckdb.Error as exc:
+        raise ReportError(f"cannot open {db_path}: {exc}") from None
+    names = {
+        str(r[0])
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+            " UNION SELECT view_name FROM duckdb_views() WHERE schema_name = 'main'"
+        ).fetchall()
+    }
+    missing = {"games", "violations", "rejects", "player_deals"} - names
+    if missing:
+        con.close()
+        raise ReportError(f"{db_path} is not a backalley store (missing {', '.join(sorted(missing))})")
+    return con
+
+
+def compute(con: duckdb.DuckDBPyConnection, event: str | None = None) -> Metrics:
+    """Run every report query. ``event`` restricts games, deals and violations to one event."""
+    ev_games = "WHERE event = $event" if event is not None else ""
+    params: dict[str, Any] = {"event": event} if event is not None else {}
+
+    def q(sql: str) -> pl.DataFrame:
+        frame: pl.DataFrame = con.sql(sql).pl()
+        return frame
+
+    # One pass over the view into a temporary table: the view may be an expensive join,
+    # and a dozen queries read it.
+    con.execute("DROP TABLE IF EXISTS temp.pd")
+    cols = ", ".join(_PD_COLUMNS)
+    con.execute(
+        f"CREATE TEMP TABLE pd AS SELECT {cols} FROM player_deals {ev_games}",
+        params if event is not None else None,
+    )
+    con.execute("DROP TABLE IF EXISTS temp.g")
+    con.execute(
+        "CREATE TEMP TABLE g AS SELECT game_id, event, played_at, player_n, player_e, player_s, player_w,"
+        f" status, score_ns, score_ew, winner FROM games {ev_games}",
+        params if event is not None else None,
+    )
+    # Seats of every game (any status), one row per distinct player per game.
+    seats = """
+        SELECT DISTINCT game_id, status, player FROM (
+            SELECT game_id, status, unnest([player_n, player_e, player_s, player_w]) AS player FROM g
+        ) WHERE player IS NOT NULL
+    """
+
+    players = q(f"""
+        WITH s AS ({seats}),
+        d AS (SELECT DISTINCT player FROM pd)
+        SELECT player,
+               count(s.game_id)::BIGINT AS games_total,
+               count(s.game_id) FILTER (WHERE s.status = 'valid')::BIGINT AS games_valid,
+               count(s.game_id) FILTER (WHERE s.status = 'incomplete')::BIGINT AS games_incomplete,
+               count(s.game_id) FILTER (WHERE s.status = 'invalid')::BIGINT AS games_invalid
+        FROM (SELECT player FROM s UNION SELECT player FROM d) p
+        LEFT JOIN s USING (player)
+        GROUP BY player ORDER BY player
+    """)
+
+    # Per player per game: the player's team, its final score and the result.
+    con.execute("DROP TABLE IF EXISTS temp.pg")
+    con.execute("""
+        CREATE TEMP TABLE pg AS
+        SELECT pg.player, pg.game_id, g.played_at,
+               CASE pg.team WHEN 'NS' THEN g.score_ns ELSE g.score_ew END AS score,
+               CASE pg.team WHEN 'NS' THEN g.score_ew ELSE g.score_ns END AS opp_score,
+               g.winner = pg.team AS won, g.winner = 'tie' AS tied
+        FROM (SELECT DISTINCT player, game_id, team FROM pd) pg JOIN g USING (game_id)
+    """)
+
+    leaderboard = q("""
+        WITH d AS (
+            SELECT player, count(*)::BIGINT AS deals, avg(team_points) AS points_per_deal,
+                   count(*) FILTER (WHERE bid_kind IN ('pass', 'number'))::BIGINT AS numeric_bids,
+                   count(*) FILTER (WHERE bid_kind IN ('pass', 'number') AND tricks_won = bid_value)::BIGINT AS exact_bids,
+                   avg(abs(tricks_won - bid_value)) FILTER (WHERE bid_kind IN ('pass', 'number')) AS mean_abs_error,
+                   avg(tricks_won - bid_value) FILTER (WHERE bid_kind IN ('pass', 'number')) AS mean_signed_error,
+                   count(*) FILTER (WHERE bid_kind = 'board')::BIGINT AS boards_claimed,
+                   count(*) FILTER (WHERE bid_kind = 'board' AND team_made)::BIGINT AS boards_made
+            FROM pd GROUP BY player
+        ), w AS (
+            SELECT player, count(*)::BIGINT AS games, count(*) FILTER (WHERE won)::BIGINT AS games_won,
+                   count(*) FILTER (WHERE tied)::BIGINT AS games_tied, avg(score) AS mean_score
+            FROM pg GROUP BY player
+        )
+        SELECT player, w.games, w.games_won, w.games_tied, w.mean_score, d.* EXCLUDE (player)
+        FROM d JOIN w USING (player)
+        ORDER BY points_per_deal DESC, player
+    """)
+
+    def bids_by(dim: str, key: str) -> pl.DataFrame:
+        return q(f"""
+            SELECT player, {dim} AS {key}, count(*)::BIGINT AS n,
+                   count(*) FILTER (WHERE tricks_won = bid_value)::BIGINT AS exact,
+                   avg(abs(tricks_won - bid_value)) AS mean_abs_error,
+                   avg(tricks_won - bid_value) AS mean_signed_error
+            FROM pd WHERE bid_kind IN ('pass', 'number')
+            GROUP BY ALL ORDER BY player, {key}
+        """)
+
+    bids_by_hand = bids_by("hand_size", "hand_size")
+    bids_by_trump = bids_by("CASE WHEN no_trump THEN 'no trump' ELSE 'trump' END", "trump")
+    bids_by_position = bids_by("bid_position", "position")
+
+    bid_errors = q("""
+        SELECT player, (tricks_won - bid_value)::INTEGER AS error, count(*)::BIGINT AS n
+        FROM pd WHERE bid_kind IN ('pass', 'number') GROUP BY ALL ORDER BY player, error
+    """)
+    pop_errors = q("""
+        SELECT (tricks_won - bid_value)::INTEGER AS error, count(*)::BIGINT AS n
+        FROM pd WHERE bid_kind IN ('pass', 'number') GROUP BY ALL ORDER BY error
+    """)
+    calibration = q("""
+        SELECT player, bid_value::INTEGER AS bid, count(*)::BIGINT AS n, avg(tricks_won) AS mean_tricks
+        FROM pd WHERE bid_kind IN ('pass', 'number') GROUP BY ALL ORDER BY player, bid
+    """)
+    pop_calibration = q("""
+        SELECT bid_value::INTEGER AS bid, count(*)::BIGINT AS n, avg(tricks_won) AS mean_tricks
+        FROM pd WHERE bid_kind IN ('pass', 'number') GROUP BY ALL ORDER BY bid
+    """)
+
+    contract_cols = """
+        count(*)::BIGINT AS deals,
+        avg(team_points) AS points_per_deal,
+        count(*) FILTER (WHERE team_contract_kind = 'number')::BIGINT AS contracts,
+        count(*) FILTER (WHERE team_contract_kind = 'number' AND team_made)::BIGINT AS made,
+        count(*) FILTER (WHERE team_contract_kind = 'number' AND team_tricks = team_contract)::BIGINT AS exact,
+        count(*) FILTER (WHERE team_contract_kind = 'number' AND NOT team_made)::BIGINT AS set,
+        avg(team_tricks - team_contract) FILTER (WHERE team_contract_kind = 'number' AND team_made) AS mean_overtricks
+    """
+    contracts = q(f"SELECT player, {contract_cols} FROM pd GROUP BY player ORDER BY player")
+    partnerships = q(f"""
+        SELECT player AS player_a, partner AS player_b, count(DISTINCT game_id)::BIGINT AS games, {contract_cols}
+        FROM pd WHERE player < partner GROUP BY ALL ORDER BY deals DESC, player_a, player_b
+    """)
+
+    boards_by_level = q("""
+        SELECT player, board_level::INTEGER AS level, count(*)::BIGINT AS claimed,
+               count(*) FILTER (WHERE team_made)::BIGINT AS made,
+               coalesce(sum(team_points) FILTER (WHERE team_points > 0), 0)::BIGINT AS points_won,
+               coalesce(-sum(team_points) FILTER (WHERE team_points < 0), 0)::BIGINT AS points_lost
+        FROM pd WHERE bid_kind = 'board' GROUP BY ALL ORDER BY player, level
+    """)
+    boards_by_hand = q("""
+        SELECT player, hand_size::INTEGER AS hand_size, count(*)::BIGINT AS claimed,
+               count(*) FILTER (WHERE team_made)::BIGINT AS made
+        FROM pd WHERE bid_kind = 'board' GROUP BY ALL ORDER BY player, hand_size
+    """)
+    boards_broken = q("""
+        SELECT player, count(*)::BIGINT AS opp_boards, count(*) FILTER (WHERE NOT opp_made)::BIGINT AS broken
+        FROM pd WHERE opp_contract_kind = 'board' GROUP BY player ORDER BY player
+    """)
+
+    scores = q(f"""
+        WITH s AS (
+            SELECT *, row_number() OVER (PARTITION BY player ORDER BY played_at NULLS LAST, game_id) AS seq,
+                   count(*) OVER (PARTITION BY player) AS n_games
+            FROM pg
+        )
+        SELECT player, ((seq - 1) * least(n_games, {SCORE_BUCKETS}) // n_games)::BIGINT AS bucket,
+               min(seq)::BIGINT AS first_game, max(seq)::BIGINT AS last_game, count(*)::BIGINT AS games,
+               avg(score) AS score, avg(opp_score) AS opp_score,
+               count(*) FILTER (WHERE won)::BIGINT AS won
+        FROM s GROUP BY ALL ORDER BY player, bucket
+    """)
+
+    quality_status = q("""
+        SELECT status, count(*)::BIGINT AS records FROM g GROUP BY status
+    """)
+    rejected = int(con.sql("SELECT count(*) FROM rejects").fetchall()[0][0])
+    order = {"valid": 0, "incomplete": 1, "invalid": 2, "rejected": 3}
+    quality_status = (
+        pl.concat(
+            [
+                pl.DataFrame(
+                    {"status": ["valid", "incomplete", "invalid"], "records": [0, 0, 0]}, schema=quality_status.schema
+                ),
+                quality_status,
+                pl.DataFrame({"status": ["rejected"], "records": [rejected]}, schema=quality_status.schema),
+            ]
+        )
+        .group_by("status")
+        .agg(pl.col("records").sum())
+        .sort(pl.col("status").replace_strict(order, default=9, return_dtype=pl.Int64))
+    )
+    quality_codes = q("""
+        SELECT v.code, any_value(v.severity) AS severity, count(*)::BIGINT AS violations,
+               count(DISTINCT v.game_id)::BIGINT AS games
+        FROM violations v JOIN g USING (game_id) GROUP BY v.code ORDER BY violations DESC, v.code
+    """)
+    quality_players = q(f"""
+        WITH s AS ({seats})
+        SELECT s.player, count(DISTINCT v.game_id)::BIGINT AS games, count(*)::BIGINT AS violations,
+               string_agg(DISTINCT v.code, ', ' ORDER BY v.code) AS codes
+        FROM violations v JOIN s USING (game_id)
+        GROUP BY s.player ORDER BY violations DESC, s.player
+    """)
+    quality_codes = quality_codes.join(
+        q(f"""
+            WITH s AS ({seats})
+            SELECT v.code, count(DISTINCT s.player)::BIGINT AS players
+            FROM violations v JOIN s USING (game_id) GROUP BY v.code
+        """),
+        on="code",
+        how="left",
+    ).with_columns(pl.col("players").fill_null(0))
+
+    row = con.sql("""
+        SELECT (SELECT count(*) FROM g), (SELECT count(*) FROM g WHERE status = 'valid'),
+               (SELECT count(DISTINCT game_id) FROM pd), (SELECT count(*) // 4 FROM pd),
+               (SELECT count(DISTINCT event) FROM g), (SELECT min(played_at) FROM g), (SELECT max(played_at) FROM g),
+               (SELECT count(*) FROM pd WHERE bid_kind = 'board'), (SELECT count(*) FROM pd WHERE bid_kind = 'board' AND team_made)
+    """).fetchall()[0]
+    population: dict[str, Any] = {
+        "records": int(row[0]) + rejected,
+        "games": int(row[0]),
+        "valid_games": int(row[1]),
+        "reported_games": int(row[2]),
+        "deals": int(row[3]),
+        "events": int(row[4]),
+        "first_played": row[5],
+        "last_played": row[6],
+        "players": players.height,
+        "rejected": rejected,
+        "boards_claimed": int(row[7]),
+        "boards_made": int(row[8]),
+    }
+    return Metrics(
+        event=event,
+        population=population,
+        players=players,
+        leaderboard=leaderboard,
+        bids_by_hand=bids_by_hand,
+        bids_by_trump=bids_by_trump,
+        bids_by_position=bids_by_position,
+        bid_errors=bid_errors,
+        calibration=calibration,
+        pop_calibration=pop_calibration,
+        pop_errors=pop_errors,
+        contracts=contracts,
+        partnerships=partnerships,
+        boards_by_level=boards_by_level,
+        boards_by_hand=boards_by_hand,
+        boards_broken=boards_broken,
+        scores=scores,
+        quality_status=quality_status,
+        quality_codes=quality_codes,
+        quality_players=quality_players,
+    )

@@ -1,0 +1,681 @@
+"""The DuckDB store: every table, view and migration in one place.
+
+:class:`Store` wraps one DuckDB connection (in the spirit of sqlite-utils):
+:meth:`Store.open` opens a database for writing (creating it, or migrating an
+older schema version), :meth:`Store.open_readonly` for reading;
+:meth:`Store.atomic` is a transaction; :meth:`Store.insert_batch` inserts an
+Arrow table or a polars frame in one statement.  The database records its
+schema version in the table ``meta``; a file written by a newer tool, or one
+that is not a backalley database, is refused with a clear message.
+
+DuckDB allows one writing process per file: a second one gets
+:class:`StoreLockedError` ("database is in use by another process").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+
+#: The schema version this tool writes.  Bump it with every DDL change and add a migration.
+SCHEMA_VERSION = 1
+#: The environment variable naming the default database.
+DB_ENV = "BACKALLEY_DB"
+DEFAULT_DB = Path("data/backalley.duckdb")
+
+#: Every table, in the order a game's rows are written (``meta`` aside).
+TABLES = ("games", "deals", "bids", "tricks", "plays", "violations", "rejects", "ingest_runs")
+#: Tables with one or more rows per game, keyed by ``game_id``.
+GAME_TABLES = ("games", "deals", "bids", "tricks", "plays", "violations")
+VIEWS = ("player_deals", "player_games", "player_summary")
+
+
+class StoreError(ValueError):
+    """Anything wrong with the database itself (not with the games in it)."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the database open."""
+
+
+class SchemaVersionError(StoreError):
+    """The file's schema version is one this tool cannot work with."""
+
+
+class NotAStoreError(StoreError):
+    """The file is not a DuckDB database, or not one of ours."""
+
+
+class QueryError(StoreError):
+    """A query that failed, or that would change the database."""
+
+
+class ReadOnlyQueryError(QueryError):
+    """A statement that would write, refused by ``query``."""
+
+
+#: DuckDB's buffer memory cap for a writing connection.
+WRITE_MEMORY_LIMIT = "512MB"
+
+
+def default_db() -> Path:
+    """``$BACKALLEY_DB`` if set, else ``data/backalley.duckdb``."""
+    env = os.environ.get(DB_ENV)
+    return Path(env) if env else DEFAULT_DB
+
+
+# --- DDL -------------------------------------------------------------------------------
+
+TABLE_DDL: dict[str, str] = {
+    "meta": """
+CREATE TABLE meta (
+    key   VARCHAR NOT NULL,
+    value VARCHAR NOT NULL
+)""",
+    "ingest_runs": """
+CREATE TABLE ingest_runs (
+    run_id         INTEGER NOT NULL,
+    started_at     TIMESTAMPTZ NOT NULL,
+    finished_at    TIMESTAMPTZ,
+    status         VARCHAR NOT NULL,
+    tool_version   VARCHAR NOT NULL,
+    paths          VARCHAR[] NOT NULL,
+    workers        INTEGER NOT NULL,
+    replace_mode   BOOLEAN NOT NULL,
+    files          INTEGER NOT NULL DEFAULT 0,
+    records        BIGINT NOT NULL DEFAULT 0,
+    inserted       BIGINT NOT NULL DEFAULT 0,
+    replaced       BIGINT NOT NULL DEFAULT 0,
+    duplicates     BIGINT NOT NULL DEFAULT 0,
+    conflicts      BIGINT NOT NULL DEFAULT 0,
+    rejected       BIGINT NOT NULL DEFAULT 0,
+    invalid        BIGINT NOT NULL DEFAULT 0
+)""",
+    "games": """
+CREATE TABLE games (
+    game_id            VARCHAR NOT NULL,
+    content_hash       VARCHAR NOT NULL,
+    source             VARCHAR NOT NULL,
+    line               INTEGER,
+    run_id             INTEGER NOT NULL,
+    ingested_at        TIMESTAMPTZ NOT NULL,
+    format_version     BIGINT,
+    ruleset            VARCHAR,
+    played_at          TIMESTAMPTZ,
+    event              VARCHAR,
+    player_n           VARCHAR,
+    player_e           VARCHAR,
+    player_s           VARCHAR,
+    player_w           VARCHAR,
+    valid              BOOLEAN NOT NULL,
+    complete           BOOLEAN NOT NULL,
+    status             VARCHAR NOT NULL,
+    schema_ok          BOOLEAN NOT NULL,
+    dealings           INTEGER,
+    scored_deals       INTEGER,
+    pass_outs          INTEGER,
+    errors             INTEGER NOT NULL,
+    warnings           INTEGER NOT NULL,
+    score_ns           INTEGER,
+    score_ew           INTEGER,
+    recorded_score_ns  BIGINT,
+    recorded_score_ew  BIGINT,
+    winner             VARCHAR,
+    raw                VARCHAR NOT NULL
+)""",
+    "deals": """
+CREATE TABLE deals (
+    game_id             VARCHAR NOT NULL,
+    deal                INTEGER NOT NULL,
+    number              INTEGER NOT NULL,
+    hand_size           INTEGER NOT NULL,
+    dealer              VARCHAR NOT NULL,
+    trump_card          VARCHAR NOT NULL,
+    trump_suit          VARCHAR,
+    no_trump            BOOLEAN NOT NULL,
+    joker_swap_seat     VARCHAR,
+    joker_swap_drawn    VARCHAR,
+    pass_out            BOOLEAN NOT NULL,
+    opening_leader      VARCHAR,
+    ns_contract_kind    VARCHAR,
+    ns_contract         BIGINT,
+    ns_board_level      INTEGER,
+    ew_contract_kind    VARCHAR,
+    ew_contract         BIGINT,
+    ew_board_level      INTEGER,
+    tricks_ns           INTEGER NOT NULL,
+    tricks_ew           INTEGER NOT NULL,
+    points_ns           BIGINT,
+    points_ew           BIGINT,
+    ns_made             BOOLEAN,
+    ew_made             BOOLEAN,
+    won_n               INTEGER NOT NULL,
+    won_e               INTEGER NOT NULL,
+    won_s               INTEGER NOT NULL,
+    won_w               INTEGER NOT NULL,
+    recorded_tricks_ns  BIGINT,
+    recorded_tricks_ew  BIGINT,
+    recorded_points_ns  BIGINT,
+    recorded_points_ew  BIGINT
+)""",
+    "bids": """
+CREATE TABLE bids (
+    game_id      VARCHAR NOT NULL,
+    deal         INTEGER NOT NULL,
+    position     INTEGER NOT NULL,
+    seat         VARCHAR NOT NULL,
+    player       VARCHAR,
+    kind         VARCHAR NOT NULL,
+    value        BIGINT,
+    board_level  INTEGER
+)""",
+    "tricks": """
+CREATE TABLE tricks (
+    game_id              VARCHAR NOT NULL,
+    deal                 INTEGER NOT NULL,
+    trick                INTEGER NOT NULL,
+    leader               VARCHAR NOT NULL,
+    leader_player        VARCHAR,
+    winner               VARCHAR NOT NULL,
+    winner_player        VARCHAR,
+    led_card             VARCHAR NOT NULL,
+    led_suit             VARCHAR,
+    winning_card         VARCHAR NOT NULL,
+    trump_broken_before  BOOLEAN NOT NULL
+)""",
+    "plays": """
+CREATE TABLE plays (
+    game_id   VARCHAR NOT NULL,
+    deal      INTEGER NOT NULL,
+    trick     INTEGER NOT NULL,
+    position  INTEGER NOT NULL,
+    seat      VARCHAR NOT NULL,
+    player    VARCHAR,
+    card      VARCHAR NOT NULL,
+    suit      VARCHAR,
+    rank      INTEGER NOT NULL,
+    is_trump  BOOLEAN NOT NULL
+)""",
+    "violations": """
+CREATE TABLE violations (
+    game_id   VARCHAR NOT NULL,
+    ordinal   INTEGER NOT NULL,
+    code      VARCHAR NOT NULL,
+    severity  VARCHAR NOT NULL,
+    message   VARCHAR NOT NULL,
+    path      VARCHAR NOT NULL,
+    deal      INTEGER,
+    trick     INTEGER,
+    seat      VARCHAR
+)""",
+    "rejects": """
+CREATE TABLE rejects (
+    reject_id     VARCHAR NOT NULL,
+    run_id        INTEGER NOT NULL,
+    rejected_at   TIMESTAMPTZ NOT NULL,
+    source        VARCHAR NOT NULL,
+    line          INTEGER,
+    reason        VARCHAR NOT NULL,
+    message       VARCHAR NOT NULL,
+    game_id       VARCHAR,
+    content_hash  VARCHAR NOT NULL,
+    raw           VARCHAR NOT NULL,
+    raw_bytes     BLOB
+)""",
+}
+
+VIEW_DDL: dict[str, str] = {
+    "player_deals": """
+CREATE OR REPLACE VIEW player_deals AS
+WITH b AS (
+    SELECT bids.*, seat IN ('N', 'S') AS ns FROM bids
+)
+SELECT
+    g.game_id,
+    g.event,
+    g.played_at,
+    d.deal AS deal_index,
+    d.number AS deal_number,
+    d.hand_size,
+    d.trump_suit,
+    d.no_trump,
+    b.player,
+    b.seat,
+    CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
+                WHEN 'S' THEN g.player_n ELSE g.player_e END AS partner,
+    CASE WHEN b.ns THEN 'NS' ELSE 'EW' END AS team,
+    b.position AS bid_position,
+    b.kind AS bid_kind,
+    TRY_CAST(b.value AS INTEGER) AS bid_value,
+    b.board_level,
+    CASE b.seat WHEN 'N' THEN d.won_n WHEN 'E' THEN d.won_e
+                WHEN 'S' THEN d.won_s ELSE d.won_w END AS tricks_won,
+    CASE WHEN b.ns THEN d.ns_contract_kind ELSE d.ew_contract_kind END AS team_contract_kind,
+    TRY_CAST(CASE WHEN b.ns THEN d.ns_contract ELSE d.ew_contract END AS INTEGER) AS team_contract,
+    CASE WHEN b.ns THEN d.ns_board_level ELSE d.ew_board_level END AS team_board_level,
+    CASE WHEN b.ns THEN d.tricks_ns ELSE d.tricks_ew END AS team_tricks,
+    TRY_CAST(CASE WHEN b.ns THEN d.points_ns ELSE d.points_ew END AS INTEGER) AS team_points,
+    CASE WHEN b.ns THEN d.ns_made ELSE d.ew_made END AS team_made,
+    CASE WHEN b.ns THEN d.ew_contract_kind ELSE d.ns_contract_kind END AS opp_contract_kind,
+    CASE WHEN b.ns THEN d.ew_board_level ELSE d.ns_board_level END AS opp_board_level,
+    CASE WHEN b.ns THEN d.ew_made ELSE d.ns_made END AS opp_made
+FROM b
+JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
+JOIN games g ON g.game_id = b.game_id
+WHERE g.valid AND NOT d.pass_out""",
+    "player_games": """
+CREATE OR REPLACE VIEW player_games AS
+WITH seats AS (
+    SELECT game_id, 'N' AS seat, player_n AS player, player_s AS partner, 'NS' AS team FROM games WHERE valid
+    UNION ALL
+    SELECT game_id, 'E', player_e, player_w, 'EW' FROM games WHERE valid
+    UNION ALL
+    SELECT game_id, 'S', player_s, player_n, 'NS' FROM games WHERE valid
+    UNION ALL
+    SELECT game_id, 'W', player_w, player_e, 'EW' FROM games WHERE valid
+)
+SELECT
+    g.game_id,
+    g.event,
+    g.played_at,
+    s.player,
+    s.seat,
+    s.partner,
+    s.team,
+    g.complete,
+    g.scored_deals,
+    CASE WHEN s.team = 'NS' THEN g.score_ns ELSE g.score_ew END AS team_score,
+    CASE WHEN s.team = 'NS' THEN g.score_ew ELSE g.score_ns END AS opp_score,
+    g.winner = s.team AS won,
+    g.winner = 'tie' AS tied
+FROM seats s
+JOIN games g ON g.game_id = s.game_id""",
+    "player_summary": """
+CREATE OR REPLACE VIEW player_summary AS
+WITH pd AS (
+    SELECT
+        player,
+        count(*) AS deals,
+        count(*) FILTER (WHERE bid_kind <> 'board') AS numeric_bids,
+        count(*) FILTER (WHERE bid_kind <> 'board' AND tricks_won = bid_value) AS exact_bids,
+        avg(abs(tricks_won - bid_value)) FILTER (WHERE bid_kind <> 'board') AS mean_abs_error,
+        avg(tricks_won - bid_value) FILTER (WHERE bid_kind <> 'board') AS mean_signed_error,
+        count(*) FILTER (WHERE bid_kind = 'board') AS boards_claimed,
+        count(*) FILTER (WHERE bid_kind = 'board' AND team_made) AS boards_made,
+        avg(team_made::INTEGER) AS team_made_rate,
+        avg(team_points) AS points_per_deal
+    FROM player_deals
+    GROUP BY player
+),
+pg AS (
+    SELECT
+        player,
+        count(*) AS games,
+        count(*) FILTER (WHERE complete) AS complete_games,
+        count(*) FILTER (WHERE complete AND won) AS games_won
+    FROM player_games
+    GROUP BY player
+)
+SELECT
+    pg.player,
+    pg.games,
+    coalesce(pd.deals, 0) AS deals,
+    coalesce(pd.numeric_bids, 0) AS numeric_bids,
+    coalesce(pd.exact_bids, 0) AS exact_bids,
+    pd.exact_bids / nullif(pd.numeric_bids, 0) AS exact_rate,
+    pd.mean_abs_error,
+    pd.mean_signed_error,
+    coalesce(pd.boards_claimed, 0) AS boards_claimed,
+    coalesce(pd.boards_made, 0) AS boards_made,
+    pd.boards_made / nullif(pd.boards_claimed, 0) AS board_success_rate,
+    pd.team_made_rate,
+    pd.points_per_deal,
+    pg.games_won,
+    pg.complete_games
+FROM pg
+LEFT JOIN pd ON pd.player = pg.player""",
+}
+
+#: ``MIGRATIONS[v]`` turns a database at schema version ``v`` into version ``v + 1``
+#: (inside the same transaction as the version bump).  Views are recreated after any migration.
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+
+
+def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
+    for ddl in TABLE_DDL.values():
+        con.execute(ddl)
+    _create_views(con)
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?), ('created_by', 'backalley')", [str(SCHEMA_VERSION)])
+
+
+def _create_views(con: duckdb.DuckDBPyConnection) -> None:
+    for ddl in VIEW_DDL.values():
+        con.execute(ddl)
+
+
+def _table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    rows = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_catalog = current_database()"
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _read_version(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
+    """The file's schema version; ``None`` for an empty database; raises for a foreign one."""
+    names = _table_names(con)
+    if not names:
+        return None
+    if "meta" not in names:
+        raise NotAStoreError(f"{path}: not a backalley database (it has tables but no 'meta' table)")
+    rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    row = rows[0] if rows else None
+    if row is None:
+        raise NotAStoreError(f"{path}: not a backalley database (no schema_version in 'meta')")
+    try:
+        return int(row[0])
+    except ValueError:
+        raise SchemaVersionError(f"{path}: unreadable schema version {row[0]!r}") from None
+
+
+def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only, config=config or {})
+    except duckdb.IOException as exc:
+        text = str(exc)
+        if "lock" in text.lower():
+            raise StoreLockedError(
+                f"{path}: database is in use by another process (DuckDB allows one writer per file; "
+                "wait for it to finish)"
+            ) from None
+        if "not a valid DuckDB database" in text or "database file" in text:
+            raise NotAStoreError(f"{path}: not a DuckDB database file") from None
+        raise StoreError(f"{path}: cannot open: {text.splitlines()[0]}") from None
+    except duckdb.Error as exc:
+        raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
+
+
+class Store:
+    """One open database (see the module docstring)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+        self._in_tx = False
+
+    # -- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, *, memory_limit: str = WRITE_MEMORY_LIMIT) -> Store:
+        """Open for writing: create the schema in a new file, migrate an older one, refuse a newer one.
+
+        ``memory_limit`` caps DuckDB's buffer memory (it spills to a temporary
+        folder beyond it), so a long ingest stays within a fixed footprint.
+        """
+        p = Path(path) if path is not None else default_db()
+        if p.parent and not p.parent.exists():
+            p.parent.mkdir(parents=True, exist_ok=True)
+        con = _connect(p, read_only=False, config={"memory_limit": memory_limit})
+        try:
+            store = cls(con, p, read_only=False)
+            store._prepare()
+        except BaseException:
+            con.close()
+            raise
+        return store
+
+    @classmethod
+    def open_readonly(cls, path: Path | str | None = None, *, external_access: bool = False) -> Store:
+        """Open an existing database for reading only.
+
+        Without ``external_access`` the connection cannot touch any file either
+        (no ``COPY ... TO``, ``ATTACH``, ``read_csv``, extension installs), and
+        that setting is locked.
+        """
+        p = Path(path) if path is not None else default_db()
+        if not p.exists():
+            raise StoreError(f"{p}: no such database (run `backalley ingest` first)")
+        config: dict[str, Any] = {}
+        if not external_access:
+            config = {"enable_external_access": False, "lock_configuration": True}
+        con = _connect(p, read_only=True, config=config)
+        try:
+            version = _read_version(con, str(p))
+            if version is None:
+                raise NotAStoreError(f"{p}: empty database (run `backalley ingest` first)")
+            if version != SCHEMA_VERSION:
+                newer = version > SCHEMA_VERSION
+                raise SchemaVersionError(
+                    f"{p}: schema version {version}, this tool reads version {SCHEMA_VERSION}; "
+                    + (
+                        "upgrade backalley to read it"
+                        if newer
+                        else "open it once for writing (e.g. `backalley ingest`) to migrate it"
+                    )
+                )
+        except BaseException:
+            con.close()
+            raise
+        return cls(con, p, read_only=True)
+
+    def _prepare(self) -> None:
+        version = _read_version(self.con, str(self.path))
+        if version is None:
+            with self.atomic():
+                _create_schema(self.con)
+            return
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"{self.path}: schema version {version} was written by a newer backalley "
+                f"(this one knows versions up to {SCHEMA_VERSION}); upgrade backalley to use it"
+            )
+        if version < SCHEMA_VERSION:
+            self.migrate(version)
+
+    def migrate(self, version: int) -> None:
+        """Bring a database at ``version`` up to :data:`SCHEMA_VERSION`, all in one transaction."""
+        with self.atomic():
+            v = version
+            while v < SCHEMA_VERSION:
+                step = MIGRATIONS.get(v)
+                if step is None:
+                    raise SchemaVersionError(
+                        f"{self.path}: schema version {v} cannot be migrated to {SCHEMA_VERSION} "
+                        "(no migration is known from it)"
+                    )
+                step(self.con)
+                v += 1
+            _create_views(self.con)
+            self.con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [str(v)])
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """A transaction: everything inside commits together or not at all (nesting joins the outer one)."""
+        if self._in_tx:
+            yield
+            return
+        self.con.begin()
+        self._in_tx = True
+        try:
+            yield
+        except BaseException:
+            self._in_tx = False
+            self.con.rollback()
+            raise
+        self._in_tx = False
+        self.con.commit()
+
+    def insert_batch(self, table: str, data: pa.Table | pl.DataFrame) -> int:
+        """Insert the rows of an Arrow table or polars frame (columns matched by name); returns the row count."""
+        if table not in TABLE_DDL:
+            raise StoreError(f"unknown table {table!r}")
+        arrow = data.to_arrow() if isinstance(data, pl.DataFrame) else data
+        if arrow.num_rows == 0:
+            return 0
+        name = f"_batch_{table}"
+        self.con.register(name, arrow)
+        try:
+            self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
+        finally:
+            self.con.unregister(name)
+        return int(arrow.num_rows)
+
+    def delete_games(self, game_ids: Sequence[str]) -> None:
+        """Remove every row of these games from every per-game table."""
+        if not game_ids:
+            return
+        for t in GAME_TABLES:
+            self.con.execute(f"DELETE FROM {t} WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", [list(game_ids)])
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def schema_version(self) -> int | None:
+        return _read_version(self.con, str(self.path))
+
+    def count(self, table: str) -> int:
+        if table not in TABLE_DDL and table not in VIEW_DDL:
+            raise StoreError(f"unknown table {table!r}")
+        return int(self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+
+    def counts(self) -> dict[str, int]:
+        """Row count of every table."""
+        return {t: self.count(t) for t in TABLES}
+
+    def query(self, sql: str) -> pa.Table:
+        """Run SQL (one or more statements) and return the last statement's result as Arrow.
+
+        On a read-only store only statements that read are run: anything else is
+        refused before any statement runs.  DuckDB errors become one-line
+        :class:`QueryError` messages.
+        """
+        try:
+            statements = duckdb.extract_statements(sql)
+        except duckdb.Error as exc:
+            raise QueryError(_one_line(exc)) from None
+        if not statements:
+            raise QueryError("no SQL statement given")
+        if self.read_only:
+            for st in statements:
+                kind = st.type.name
+                if kind not in READ_STATEMENTS:
+                    raise ReadOnlyQueryError(
+                        f"read-only: {kind} statements are not allowed here "
+                        "(query runs on a read-only connection; use `backalley ingest` to change the database)"
+                    )
+        result: pa.Table | None = None
+        try:
+            for st in statements:
+                rel = self.con.sql(st.query)
+                result = rel.to_arrow_table() if rel is not None else None
+        except duckdb.Error as exc:
+            raise QueryError(_one_line(exc)) from None
+        return result if result is not None else pa.table({})
+
+
+#: Statement types ``query`` runs on a read-only store.
+READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA"})
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return first
+
+
+# --- export -----------------------------------------------------------------------------------
+
+#: Rows per Parquet file to aim at, per table (games carry the raw text, so fewer).
+ROWS_PER_FILE = {"games": 20_000}
+DEFAULT_ROWS_PER_FILE = 2_000_000
+#: Tables written as ``DIR/<table>/game_bucket=<k>/…`` (partitioned by a hash of ``game_id``).
+PARTITIONED = frozenset(GAME_TABLES)
+
+
+def _buckets(rows: int, per_file: int) -> int:
+    n = max(1, math.ceil(rows / per_file))
+    return 1 << (n - 1).bit_length()
+
+
+def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any]:
+    """Write every table as Parquet under ``out_dir`` and a ``manifest.json``; returns the manifest.
+
+    The per-game tables are partitioned by ``game_bucket`` = ``hash(game_id) % k``
+    (hive style, ``game_bucket=<k>`` folders), with ``k`` a power of two chosen
+    from the row count so that files stay moderate; a game's rows land in the
+    same bucket in every table.  ``rejects`` and ``ingest_runs`` are single files.
+    """
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not force:
+            raise StoreError(f"{out_dir}: not empty (use --force to replace an earlier export)")
+        for t in TABLES:
+            if (out_dir / t).is_dir():
+                shutil.rmtree(out_dir / t)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tables": {}}
+    for t in TABLES:
+        rows = store.count(t)
+        target = out_dir / t
+        target.mkdir(parents=True, exist_ok=True)
+        quoted = str(target).replace("'", "''")
+        try:
+            if t in PARTITIONED and rows == 0:
+                # No rows, no partitions: one empty file keeps the table and its columns readable.
+                (target / "game_bucket=0").mkdir()
+                store.con.execute(f"COPY {t} TO '{quoted}/game_bucket=0/data_0.parquet' (FORMAT parquet)")
+                manifest["tables"][t] = {"rows": 0, "partition_by": "game_bucket", "buckets": 1}
+            elif t in PARTITIONED:
+                k = _buckets(rows, ROWS_PER_FILE.get(t, DEFAULT_ROWS_PER_FILE))
+                store.con.execute(
+                    f"COPY (SELECT *, (hash(game_id) % {k})::INTEGER AS game_bucket FROM {t}) "
+                    f"TO '{quoted}' (FORMAT parquet, PARTITION_BY (game_bucket), OVERWRITE_OR_IGNORE true)"
+                )
+                manifest["tables"][t] = {"rows": rows, "partition_by": "game_bucket", "buckets": k}
+            else:
+                store.con.execute(f"COPY {t} TO '{quoted}/{t}.parquet' (FORMAT parquet)")
+                manifest["tables"][t] = {"rows": rows}
+        except duckdb.Error as exc:
+            raise StoreError(f"export of {t} failed: {_one_line(exc)}") from None
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+__all__ = [
+    "DB_ENV",
+    "DEFAULT_DB",
+    "GAME_TABLES",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "VIEWS",
+    "NotAStoreError",
+    "QueryError",
+    "ReadOnlyQueryError",
+    "SchemaVersionError",
+    "Store",
+    "StoreError",
+    "StoreLockedError",
+    "default_db",
+    "export",
+]

@@ -1,0 +1,516 @@
+"""The DuckDB store and the ingest library: row counts, idempotency, atomicity, views, export."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from pipeline import ingest as ingest_mod
+from pipeline import store as store_mod
+from pipeline.cli import app
+from pipeline.ingest import ingest
+from pipeline.replay import replay
+from pipeline.rules import SCORED_DEALS
+from pipeline.store import (
+    NotAStoreError,
+    QueryError,
+    ReadOnlyQueryError,
+    SchemaVersionError,
+    Store,
+    StoreError,
+    StoreLockedError,
+    export,
+)
+from tests.store_games import game_lines
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Columns compared between databases: everything but run ids and timestamps.
+VOLATILE = {"run_id", "ingested_at", "rejected_at"}
+
+
+def make_inputs(folder: Path) -> dict[str, Any]:
+    """A small input set with every kind of bad line; returns what the store should hold."""
+    folder.mkdir(parents=True, exist_ok=True)
+    good = game_lines(1, seed=11, prefix="full") + game_lines(5, seed=12, deals=3, prefix="short")
+    conflict = json.loads(good[2])
+    conflict["event"] = "Changed"
+    invalid = json.loads(good[3])
+    invalid["game_id"] = "inv-1"
+    invalid["deals"][0]["result"]["points"]["NS"] += 1
+    lines = [
+        *good,
+        good[1],  # duplicate of a stored game
+        json.dumps(conflict),  # same game_id, different content
+        "{not json",
+        '{"format_version": 1}',  # no game_id
+        '{"game_id": 7}',  # game_id not a string
+        '{"game_id": "bad id!"}',  # game_id that does not fit the format
+        '{"game_id": "schema-1", "ruleset": "standard"}',  # usable id, schema errors
+        json.dumps(invalid),  # a RESULT_MISMATCH
+        "",
+        "[1, 2]",
+    ]
+    (folder / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "b.json").write_bytes(b"\xff\xfe not JSON and not UTF-8")
+    stored = [json.loads(x) for x in good] + [invalid]
+    deals = sum(len(r["deals"]) for r in stored)
+    tricks = sum(len(d["tricks"]) for r in stored for d in r["deals"])
+    violations = sum(len(replay(r).violations) for r in stored) + len(
+        replay({"game_id": "schema-1", "ruleset": "standard"}).violations
+    )
+    return {
+        "games": len(stored) + 1,
+        "deals": deals,
+        "bids": 4 * deals,
+        "tricks": tricks,
+        "plays": 4 * tricks,
+        "violations": violations,
+        "rejects": 7,
+        "records": len(lines) - 1 + 1,
+    }
+
+
+def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table but ingest_runs, sorted, without run ids and timestamps."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for t in store_mod.TABLES:
+            if t == "ingest_runs":
+                continue
+            cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall() if r[0] not in VOLATILE]
+            rows = con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()
+            out[t] = sorted(rows, key=repr)
+    finally:
+        con.close()
+    return out
+
+
+def counts(db: Path) -> dict[str, int]:
+    with Store.open_readonly(db) as s:
+        return s.counts()
+
+
+@pytest.fixture
+def inputs(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    folder = tmp_path / "in"
+    return folder, make_inputs(folder)
+
+
+def test_row_counts_of_a_mixed_input(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, want = inputs
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(folder)], db)
+    assert (run.records, run.inserted, run.duplicates, run.conflicts, run.rejected) == (want["records"], 8, 1, 1, 6)
+    assert run.invalid == 2 and not run.clean
+    got = counts(db)
+    for t in ("games", "deals", "bids", "tricks", "plays", "violations", "rejects"):
+        assert got[t] == want[t], t
+    assert got["ingest_runs"] == 1
+    with Store.open_readonly(db) as s:
+        reasons = dict(s.con.execute("SELECT reason, count(*) FROM rejects GROUP BY ALL").fetchall())
+        assert reasons == {"json": 2, "no_game_id": 3, "schema_no_id": 1, "conflict": 1}
+        status = dict(s.con.execute("SELECT game_id, status FROM games").fetchall())
+        assert status["full00000"] == "valid" and status["short00001"] == "incomplete"
+        assert status["schema-1"] == "invalid" and status["inv-1"] == "invalid"
+        # The stored game keeps its first content; the conflicting newcomer is in rejects, raw.
+        assert s.con.execute("SELECT event FROM games WHERE game_id = 'short00001'").fetchall()[0][0] != "Changed"
+        raw = s.con.execute("SELECT raw FROM rejects WHERE reason = 'conflict'").fetchall()[0][0]
+        assert json.loads(raw)["event"] == "Changed"
+        # Raw text exactly as received.
+        line1 = (folder / "a.jsonl").read_text(encoding="utf-8").splitlines()[0]
+        assert s.con.execute("SELECT raw FROM games WHERE line = 1").fetchall()[0][0] == line1
+        binary = s.con.execute("SELECT raw_bytes FROM rejects WHERE source LIKE '%b.json'").fetchall()[0][0]
+        assert bytes(binary) == (folder / "b.json").read_bytes()
+        # Schema-invalid record: a games row and its violations, nothing else.
+        assert s.con.execute("SELECT count(*) FROM deals WHERE game_id = 'schema-1'").fetchall()[0][0] == 0
+        assert s.con.execute("SELECT score_ns FROM games WHERE game_id = 'schema-1'").fetchall()[0][0] is None
+        run_row = s.con.execute("SELECT status, records, inserted, finished_at IS NOT NULL FROM ingest_runs").fetchall()
+        assert run_row == [("finished", want["records"], 8, True)]
+
+
+def test_second_ingest_changes_nothing(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db)
+    before = snapshot(db)
+    run = ingest([str(folder)], db, workers=2)
+    assert run.inserted == 0 and run.duplicates == 9  # 8 stored games and the in-file duplicate
+    assert snapshot(db) == before
+    assert counts(db)["ingest_runs"] == 2
+
+
+def test_same_input_twice_in_one_run_is_stored_once(tmp_path: Path) -> None:
+    lines = game_lines(3, seed=5, deals=2)
+    f = tmp_path / "g.jsonl"
+    f.write_text("\n".join(lines + lines) + "\n", encoding="utf-8")
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(f), str(f)], db, chunk=2)
+    assert (run.records, run.inserted, run.duplicates) == (12, 3, 9)
+    assert counts(db)["games"] == 3
+
+
+def test_workers_give_the_same_database(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, _ = inputs
+    one, two = tmp_path / "1.duckdb", tmp_path / "2.duckdb"
+    ingest([str(folder)], one, workers=1)
+    ingest([str(folder)], two, workers=2, chunk=3)
+    assert snapshot(one) == snapshot(two)
+
+
+def test_replace(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, want = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db)
+    run = ingest([str(folder)], db, replace=True)
+    assert run.replaced == 1 and run.conflicts == 0
+    with Store.open_readonly(db) as s:
+        assert s.con.execute("SELECT event FROM games WHERE game_id = 'short00001'").fetchall()[0][0] == "Changed"
+        assert s.con.execute("SELECT count(*) FROM games WHERE game_id = 'short00001'").fetchall()[0][0] == 1
+    got = counts(db)
+    for t in ("games", "deals", "bids", "tricks", "plays", "violations"):
+        assert got[t] == want[t], t
+
+
+def test_replace_within_one_chunk(tmp_path: Path) -> None:
+    a = json.loads(game_lines(1, seed=3, deals=2)[0])
+    b = dict(a, event="Second")
+    f = tmp_path / "g.jsonl"
+    f.write_text(json.dumps(a) + "\n" + json.dumps(b) + "\n", encoding="utf-8")
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(f)], db, replace=True)
+    assert (run.inserted, run.replaced) == (1, 1)
+    with Store.open_readonly(db) as s:
+        assert s.con.execute("SELECT event, line FROM games").fetchall() == [("Second", 2)]
+        assert s.count("deals") == 2
+
+
+def test_a_failed_chunk_leaves_nothing_and_a_rerun_completes(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Atomicity without timing: the insert of plays fails mid-chunk; the chunk's games stay out."""
+    folder, _ = inputs
+    clean = tmp_path / "clean.duckdb"
+    ingest([str(folder)], clean)
+    db = tmp_path / "s.duckdb"
+    real = Store.insert_batch
+    calls = {"plays": 0}
+
+    def flaky(self: Store, table: str, data: Any) -> int:
+        if table == "plays":
+            calls["plays"] += 1
+            if calls["plays"] == 2:
+                raise RuntimeError("simulated crash")
+        return real(self, table, data)
+
+    monkeypatch.setattr(Store, "insert_batch", flaky)
+    with pytest.raises(RuntimeError):
+        ingest([str(folder)], db, chunk=3)
+    monkeypatch.setattr(Store, "insert_batch", real)
+    with Store.open_readonly(db) as s:
+        # Only the first chunk (3 games) is there, whole.
+        assert s.count("games") == 3
+        assert s.con.execute("SELECT count(DISTINCT game_id) FROM plays").fetchall()[0][0] == 3
+        assert s.con.execute("SELECT status FROM ingest_runs").fetchall() == [("failed",)]
+    ingest([str(folder)], db, chunk=3)
+    assert snapshot(db) == snapshot(clean)
+
+
+def test_views_follow_the_contract(tmp_path: Path) -> None:
+    f = tmp_path / "g.jsonl"
+    f.write_text("\n".join(game_lines(4, seed=21)) + "\n", encoding="utf-8")
+    db = tmp_path / "s.duckdb"
+    ingest([str(f)], db)
+    contract = (ROOT / "docs" / "contract-views.md").read_text(encoding="utf-8")
+    section = contract.split("## View `player_deals`")[1].split("## View")[0]
+    deal_cols = [ln.split("|")[1].strip() for ln in section.splitlines() if ln.startswith("| ") and "---" not in ln]
+    deal_cols = [c for c in deal_cols if c != "column"]
+    summary_section = contract.split("## View `player_summary`")[1]
+    summary_cols = [
+        c.strip("`, ") for c in summary_section.split("\n", 1)[1].replace("\n", " ").split("`") if c.strip("`, ")
+    ]
+    summary_cols = [c for c in summary_cols if c.isidentifier()]
+    with Store.open_readonly(db) as s:
+        have = [r[0] for r in s.con.execute("DESCRIBE player_deals").fetchall()]
+        assert have[: len(deal_cols)] == deal_cols
+        have_s = {r[0] for r in s.con.execute("DESCRIBE player_summary").fetchall()}
+        assert set(summary_cols) <= have_s
+        games_cols = {r[0] for r in s.con.execute("DESCRIBE games").fetchall()}
+        for c in ("game_id", "event", "played_at", "player_n", "valid", "complete", "status", "score_ns", "winner"):
+            assert c in games_cols
+        scored = s.con.execute("SELECT count(*) FROM deals WHERE NOT pass_out").fetchall()[0][0]
+        assert s.count("player_deals") == 4 * scored
+        assert scored == 4 * SCORED_DEALS
+        # A player's personal tricks add up to the team's tricks.
+        bad = s.con.execute(
+            "SELECT count(*) FROM (SELECT game_id, deal_index, team, sum(tricks_won) AS t, any_value(team_tricks) AS tt"
+            " FROM player_deals GROUP BY ALL) WHERE t <> tt"
+        ).fetchall()[0][0]
+        assert bad == 0
+        total = s.con.execute("SELECT sum(games), sum(deals) FROM player_summary").fetchall()[0]
+        assert total == (16, 4 * scored)
+        pts = s.con.execute("SELECT sum(team_points) FROM player_deals WHERE seat = 'N'").fetchall()[0][0]
+        assert pts == s.con.execute("SELECT sum(score_ns) FROM games").fetchall()[0][0]
+
+
+def test_export_round_trips_with_polars(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db)
+    out = tmp_path / "export"
+    with Store.open_readonly(db, external_access=True) as s:
+        manifest = export(s, out)
+        want = s.counts()
+    for t, n in want.items():
+        files = list((out / t).rglob("*.parquet"))
+        assert files, t
+        frame = pl.scan_parquet(out / t / "**" / "*.parquet", hive_partitioning=True).collect()
+        assert frame.height == n == manifest["tables"][t]["rows"], t
+    assert "game_bucket" in pl.scan_parquet(out / "plays" / "**" / "*.parquet", hive_partitioning=True).collect_schema()
+    with Store.open_readonly(db, external_access=True) as s, pytest.raises(StoreError, match="not empty"):
+        export(s, out)
+    with Store.open_readonly(db, external_access=True) as s:
+        export(s, out, force=True)
+
+
+def test_readonly_query_refuses_writes(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    snap = snapshot(db)
+    target = tmp_path / "out.csv"
+    with Store.open_readonly(db) as s:
+        for sql in (
+            "INSERT INTO games SELECT * FROM games",
+            "CREATE TABLE x (a INTEGER)",
+            "DROP TABLE games",
+            f"COPY games TO '{target}'",
+            "DELETE FROM rejects",
+            "SELECT 1; UPDATE games SET event = 'x'",
+            f"ATTACH '{tmp_path / 'other.duckdb'}' AS other",
+        ):
+            with pytest.raises(ReadOnlyQueryError):
+                s.query(sql)
+        # Even past the statement check, the connection itself refuses and touches no file.
+        with pytest.raises(QueryError, match="disabled"):
+            s.query("SELECT * FROM read_csv('/etc/hostname')")
+        for sql in ("INSTALL httpfs", "INSERT INTO rejects SELECT * FROM rejects", f"COPY games TO '{target}'"):
+            with pytest.raises(duckdb.Error):
+                s.con.execute(sql)
+        with pytest.raises(QueryError, match="Catalog Error"):
+            s.query("SELECT * FROM no_such_table")
+        assert s.query("SELECT count(*) AS n FROM games").to_pylist() == [{"n": 8}]
+    assert not target.exists()
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    assert snapshot(db) == snap
+
+
+def _set_version(db: Path, version: str) -> None:
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
+    con.close()
+
+
+def test_schema_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as s:
+        assert s.schema_version() == store_mod.SCHEMA_VERSION
+    _set_version(db, str(store_mod.SCHEMA_VERSION + 1))
+    with pytest.raises(SchemaVersionError, match="newer backalley"):
+        Store.open(db)
+    with pytest.raises(SchemaVersionError, match="upgrade"):
+        Store.open_readonly(db)
+    # An older version without a known migration is refused, not guessed at.
+    _set_version(db, "0")
+    with pytest.raises(SchemaVersionError, match="no migration"):
+        Store.open(db)
+    with pytest.raises(SchemaVersionError):
+        Store.open_readonly(db)
+    # With a migration registered, opening for writing migrates (in one transaction).
+    ran: list[int] = []
+
+    def step(con: duckdb.DuckDBPyConnection) -> None:
+        ran.append(0)
+        con.execute("CREATE TABLE migrated (a INTEGER)")
+
+    monkeypatch.setitem(store_mod.MIGRATIONS, 0, step)
+    with Store.open(db) as s:
+        assert s.schema_version() == store_mod.SCHEMA_VERSION
+        assert s.count("games") == 0
+    assert ran == [0]
+
+
+def test_not_a_store(tmp_path: Path) -> None:
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE t (a INTEGER)")
+    con.close()
+    with pytest.raises(NotAStoreError):
+        Store.open(other)
+    junk = tmp_path / "junk.duckdb"
+    junk.write_text("hello, I am not a database" * 200)
+    with pytest.raises(StoreError):
+        Store.open(junk)
+    with pytest.raises(StoreError, match="no such database"):
+        Store.open_readonly(tmp_path / "missing.duckdb")
+
+
+def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    Store.open(db).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pipeline.store import Store; s = Store.open(sys.argv[1]); "
+            "print('ready', flush=True); time.sleep(60)",
+            str(db),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreLockedError, match="in use by another process"):
+            Store.open(db)
+        with pytest.raises(StoreLockedError):
+            ingest_mod.ingest([str(db.parent)], db)
+        result = CliRunner().invoke(app, ["ingest", str(db.parent), "--db", str(db)])
+        assert result.exit_code == 2 and "in use by another process" in result.stderr
+        result = CliRunner().invoke(app, ["query", "SELECT 1", "--db", str(db)])
+        assert result.exit_code == 2 and "in use by another process" in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    t0 = time.monotonic()
+    while True:  # the lock goes with the process
+        try:
+            Store.open(db).close()
+            break
+        except StoreLockedError:
+            assert time.monotonic() - t0 < 30
+            time.sleep(0.1)
+
+
+def test_insert_batch_takes_polars_and_arrow(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    row = {
+        "game_id": "x",
+        "ordinal": 1,
+        "code": "JSON",
+        "severity": "error",
+        "message": "m",
+        "path": "",
+        "deal": None,
+        "trick": None,
+        "seat": None,
+    }
+    with Store.open(db) as s:
+        with s.atomic():
+            assert s.insert_batch("violations", pl.DataFrame([row])) == 1
+            assert s.insert_batch("violations", pl.DataFrame([row]).to_arrow()) == 1
+        with pytest.raises(RuntimeError), s.atomic():
+            s.insert_batch("violations", pl.DataFrame([row]))
+            raise RuntimeError("roll back")
+        assert s.count("violations") == 2
+        with pytest.raises(StoreError):
+            s.insert_batch("nope", pl.DataFrame([row]))
+
+
+SAMPLE = ROOT / "data" / "sample"
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_committed_sample_and_simulated_games(tmp_path: Path) -> None:
+    """The committed samples (valid, faulty, bad inputs) plus engine-played games: every table's count."""
+    sim = tmp_path / "sim.jsonl"
+    sim.write_text("\n".join(game_lines(20, seed=2026)) + "\n", encoding="utf-8")
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(sim), str(SAMPLE)], db, workers=2)
+    # What should be stored, worked out from the files with plain json and the replay.
+    want = dict.fromkeys(("games", "deals", "tricks", "violations", "rejects"), 0)
+    records = 0
+    for f in [sim, *sorted(SAMPLE.glob("*.json*"))]:
+        texts = [f.read_text(encoding="utf-8")] if f.suffix == ".json" else f.read_text(encoding="utf-8").splitlines()
+        for text in texts:
+            if not text.strip():
+                continue
+            records += 1
+            try:
+                rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            except ValueError:
+                want["rejects"] += 1
+                continue
+            r = replay(rec)
+            if not isinstance(rec, dict) or not isinstance(rec.get("game_id"), str):
+                want["rejects"] += 1
+                continue
+            if any(v.path == "/game_id" for v in r.violations):
+                want["rejects"] += 1
+                continue
+            want["games"] += 1
+            want["violations"] += len(r.violations)
+            if not any(v.code == "SCHEMA" for v in r.violations):
+                want["deals"] += len(rec["deals"])
+                want["tricks"] += sum(len(o.winners) for o in r.deals)
+    got = counts(db)
+    assert run.records == records
+    assert run.inserted == want["games"] and run.duplicates == 0
+    for t, n in want.items():
+        assert got[t] == n, t
+    assert got["bids"] == 4 * want["deals"] and got["plays"] == 4 * got["tricks"]
+    with Store.open_readonly(db) as s:
+        codes = {r[0] for r in s.con.execute("SELECT DISTINCT code FROM violations").fetchall()}
+        assert {"SCHEMA", "REVOKE", "BIG_BLOOPER", "FINAL_SCORE_MISMATCH", "INCOMPLETE"} <= codes
+        assert s.con.execute("SELECT count(*) FROM games WHERE game_id = 'bad-2'").fetchall()[0][0] == 0
+    before = snapshot(db)
+    again = ingest([str(sim), str(SAMPLE)], db)
+    assert again.inserted == 0 and snapshot(db) == before
+
+
+def test_a_rerun_does_not_replay_stored_records(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db)
+    before = snapshot(db)
+    built: list[bytes] = []
+    real = ingest_mod.build_item
+
+    def counting(item: Any) -> Any:
+        built.append(item.raw)
+        return real(item)
+
+    monkeypatch.setattr(ingest_mod, "build_item", counting)
+    run = ingest([str(folder)], db)
+    # Only what is not a stored game is replayed again: the rejects and the conflicting record.
+    assert len(built) == 7
+    assert (run.duplicates, run.invalid, run.conflicts, run.rejected) == (9, 2, 1, 6)
+    assert snapshot(db) == before
+
+
+def test_export_of_empty_tables_keeps_their_columns(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    Store.open(db).close()
+    out = tmp_path / "export"
+    with Store.open_readonly(db, external_access=True) as s:
+        export(s, out)
+        columns = {t: [r[0] for r in s.con.execute(f"DESCRIBE {t}").fetchall()] for t in store_mod.TABLES}
+    for t in store_mod.TABLES:
+        frame = pl.scan_parquet(out / t / "**" / "*.parquet", hive_partitioning=False).collect()
+        assert frame.height == 0 and frame.columns == columns[t], t
