@@ -119,6 +119,10 @@ class DealOutcome:
     winners: list[int] = field(default_factory=list)
     #: Whether trump was broken before each replayed trick.
     broken_before: list[bool] = field(default_factory=list)
+    #: Recorded leader seat of each replayed trick.
+    leaders: list[int] = field(default_factory=list)
+    #: Every replayed card as an int, trick by trick in play order (4 per trick).
+    cards: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -411,6 +415,8 @@ def replay_checked(rec: FastRecord) -> Replay:
         won_ns = won_ew = 0
         winners: list[int] = []
         broken_before: list[bool] = []
+        leaders: list[int] = []
+        cards: list[int] = []
         if pass_out:
             if tricks:
                 add(
@@ -438,9 +444,10 @@ def replay_checked(rec: FastRecord) -> Replay:
             must_by_led = FOLLOW_BY_LED[trump]
             key_by_led = WIN_KEY_BY_LED[trump]
             no_bloopers = trump == NO_TRUMP  # a joker lead forces trumps only in a trump deal
-            flat = iter(list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks]))))
-            for j, (t, c0, c1, c2, c3) in enumerate(zip(tricks, flat, flat, flat, flat, strict=False)):
-                leader = si[t.leader]
+            cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks])))
+            leaders = list(map(si.__getitem__, [t.leader for t in tricks]))
+            flat = iter(cards)
+            for j, (t, leader, c0, c1, c2, c3) in enumerate(zip(tricks, leaders, flat, flat, flat, flat, strict=False)):
                 if expected_leader >= 0 and leader != expected_leader:
                     add(
                         _violation(
@@ -504,7 +511,11 @@ def replay_checked(rec: FastRecord) -> Replay:
                         dn,
                     )
                 )
-        outcomes.append(DealOutcome((won_ns, won_ew), (pts_ns, pts_ew), pass_out, trump, con, winners, broken_before))
+        outcomes.append(
+            DealOutcome(
+                (won_ns, won_ew), (pts_ns, pts_ew), pass_out, trump, con, winners, broken_before, leaders, cards
+            )
+        )
 
     fs = rec.final_score
     if fs is not UNSET and (tot_ns != fs.NS or tot_ew != fs.EW):
