@@ -17,10 +17,20 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+DB     ?= data/backalley.duckdb
+
 demo: $(STAMP)
 	$(BIN)/backalley simulate --games $(GAMES) --seed $(SEED) --faults 0.1 --out data/demo/games.jsonl
-	-$(BIN)/backalley validate data/demo/games.jsonl data/sample
-	@echo "(exit status 1 above is expected: the demo injects faults into some games)"
+	@echo; echo "== validate (only the invalid records are listed)"
+	@$(BIN)/backalley validate --quiet data/demo/games.jsonl || echo "(exit status $$?: some records are invalid, as expected: the demo injects faults)"
+	@echo; echo "== ingest into $(DB) (with the committed samples, bad inputs included)"
+	@$(BIN)/backalley ingest --db $(DB) data/demo/games.jsonl data/sample || echo "(exit status $$?: invalid and rejected inputs were stored and counted, as expected)"
+	@echo; echo "== a few answers from SQL"
+	$(BIN)/backalley query --db $(DB) "SELECT status, count(*) AS games FROM games GROUP BY status ORDER BY games DESC"
+	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary ORDER BY pts_per_deal DESC LIMIT 5"
+	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
+	@echo; echo "== reports"
+	$(BIN)/backalley report --db $(DB) --out reports
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests benchmarks
@@ -41,4 +51,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) data/demo reports/*.html reports/players
+	rm -rf $(VENV) data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players
