@@ -7,10 +7,11 @@ STAMP  := $(VENV)/.installed
 GAMES  ?= 200
 SEED   ?= 2026
 
-.PHONY: demo test lint format bench schema clean
+.PHONY: install demo test lint format bench schema clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+# Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
+$(STAMP): pyproject.toml setup.py pipeline/cards.py pipeline/rules.py pipeline/replay.py
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
@@ -51,4 +52,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players
+	rm -rf $(VENV) build pipeline/*.so *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players

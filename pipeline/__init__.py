@@ -1,5 +1,26 @@
 """Back Alley game-log analytics: rules engine, validator, DuckDB store and reports."""
 
+from pathlib import Path as _Path
+
+#: Modules that setup.py compiles with mypyc (the replay's hot path).
+COMPILED_MODULES = ("cards", "rules", "replay")
+
+
+def _check_compiled() -> None:
+    """Refuse a compiled module older than its source: it would silently run old code."""
+    here = _Path(__file__).parent
+    for name in COMPILED_MODULES:
+        source = here / f"{name}.py"
+        for ext in here.glob(f"{name}.*.so"):
+            if source.exists() and ext.stat().st_mtime < source.stat().st_mtime:
+                raise ImportError(
+                    f"pipeline/{ext.name} was compiled before pipeline/{name}.py last changed; "
+                    "rebuild it with `make install` (or delete pipeline/*.so to run pure Python)"
+                )
+
+
+_check_compiled()
+
 from pipeline.cards import CardError, card_name, parse_card
 from pipeline.engine import DealState, IllegalMoveError
 from pipeline.replay import Replay, Violation, replay

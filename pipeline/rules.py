@@ -7,9 +7,8 @@ replay (which checks recorded ones), so a rule lives in exactly one place.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pipeline.cards import (
     BJ,
@@ -73,16 +72,16 @@ def is_pass_out(bids: Sequence[Bid]) -> bool:
     return len(bids) == PLAYERS and all(b == PASS for b in bids)
 
 
-@dataclass(frozen=True, slots=True)
-class Contract:
+class Contract(NamedTuple):
     """A team's contract: ``board`` with multiplier ``value``, or numeric ``value``."""
 
     board: bool
     value: int
 
 
-@dataclass(frozen=True, slots=True)
-class Contracts:
+class Contracts(NamedTuple):
+    """Both teams' contracts and the opening leader of one deal (immutable: it is memoised)."""
+
     ns: Contract
     ew: Contract
     #: Seat that leads trick 1, or ``None`` when nobody bid a board or a number >= 1.
