@@ -6,9 +6,8 @@ from pathlib import Path as _Path
 COMPILED_MODULES = ("cards", "rules", "replay")
 
 
-def _check_compiled() -> None:
+def _check_compiled(here: _Path = _Path(__file__).parent) -> None:
     """Refuse a compiled module older than its source: it would silently run old code."""
-    here = _Path(__file__).parent
     for name in COMPILED_MODULES:
         source = here / f"{name}.py"
         for ext in here.glob(f"{name}.*.so"):
