@@ -18,11 +18,11 @@ def _check_compiled(here: _Path = _Path(__file__).parent) -> None:
                 )
 
 
-_check_compiled()
+_check_compiled()  # before anything imports a compiled module
 
-from pipeline.cards import CardError, card_name, parse_card
-from pipeline.engine import DealState, IllegalMoveError
-from pipeline.replay import Replay, Violation, replay
+from pipeline.cards import CardError, card_name, parse_card  # noqa: E402
+from pipeline.engine import DealState, IllegalMoveError  # noqa: E402
+from pipeline.replay import Replay, Violation, replay  # noqa: E402
 
 __version__ = "0.1.0"
 
