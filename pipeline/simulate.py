@@ -41,34 +41,13 @@ from pipeline.cards import (
     left_of,
 )
 from pipeline.engine import DealState
+from pipeline.replay import CODES
 from pipeline.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner
 
 Record = dict[str, Any]
 
 #: Every code of RECORD.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
-FAULT_CODES: tuple[str, ...] = (
-    "JSON",
-    "SCHEMA",
-    "DEAL_NUMBER",
-    "DEALER",
-    "HAND_SIZE",
-    "DUPLICATE_CARD",
-    "STOCK",
-    "JOKER_SWAP",
-    "BID_ORDER",
-    "BID_RANGE",
-    "PASS_OUT",
-    "TRICK_COUNT",
-    "LEADER",
-    "NOT_IN_HAND",
-    "REVOKE",
-    "TRUMP_LEAD",
-    "BIG_BLOOPER",
-    "LITTLE_BLOOPER",
-    "RESULT_MISMATCH",
-    "FINAL_SCORE_MISMATCH",
-    "INCOMPLETE",
-)
+FAULT_CODES: tuple[str, ...] = CODES  # every one of them can be injected
 
 EVENTS = ("Thursday Club", "Kitchen Table League", "Spring Open 2026", "Online Ladder", "Harbour Pub Night")
 

@@ -22,6 +22,7 @@ from pipeline.cards import CARD_NAMES, cards_of, lowest
 from pipeline.engine import DealState
 from pipeline.replay import CODES, Replay, replay
 from pipeline.validate import check
+from tests.spec_examples import record_example_deal
 
 N, E, S, W = 0, 1, 2, 3
 D11 = "/deals/10"  # deal 11 is the 11th dealing of the base record
@@ -71,24 +72,7 @@ def bids(*pairs: tuple[str, Any]) -> list[dict[str, Any]]:
 
 def example_deal() -> dict[str, Any]:
     """The example deal of RECORD.md (deal 11, dealer N, trump hearts, W claims board)."""
-    return {
-        "number": 11,
-        "dealer": "N",
-        "hands": {
-            "N": ["2H", "KS", "9D"],
-            "E": ["4C", "7S", "QD"],
-            "S": ["AS", "3H", "8C"],
-            "W": ["BJ", "AH", "KD"],
-        },
-        "trump_card": "5H",
-        "bids": bids(("E", "pass"), ("S", 1), ("W", "board"), ("N", 2)),
-        "tricks": [
-            {"leader": "W", "cards": ["BJ", "2H", "4C", "3H"]},
-            {"leader": "W", "cards": ["AH", "9D", "7S", "8C"]},
-            {"leader": "W", "cards": ["KD", "KS", "QD", "AS"]},
-        ],
-        "result": {"tricks": {"NS": 0, "EW": 3}, "points": {"NS": -15, "EW": 30}},
-    }
+    return record_example_deal()
 
 
 def no_trump_deal() -> dict[str, Any]:

@@ -7,7 +7,6 @@ redeal) go through :func:`pipeline.replay.replay`.
 
 from __future__ import annotations
 
-import copy
 import random
 from typing import Any
 
@@ -43,6 +42,7 @@ from pipeline.rules import (
     stock_size,
     trick_winner,
 )
+from tests.spec_examples import record_example_deal
 
 N, E, S, W = 0, 1, 2, 3
 
@@ -557,31 +557,11 @@ def test_pass_out_redeal_by_next_dealer() -> None:
     assert codes(record([passed, engine_deal(2, E, rng)])) == [("DEAL_NUMBER", "/deals/1/number")]
 
 
-EXAMPLE_DEAL_11: dict[str, Any] = {
-    "number": 11,
-    "dealer": "N",
-    "hands": {"N": ["2H", "KS", "9D"], "E": ["4C", "7S", "QD"], "S": ["AS", "3H", "8C"], "W": ["BJ", "AH", "KD"]},
-    "trump_card": "5H",
-    "bids": [
-        {"seat": "E", "bid": "pass"},
-        {"seat": "S", "bid": 1},
-        {"seat": "W", "bid": "board"},
-        {"seat": "N", "bid": 2},
-    ],
-    "tricks": [
-        {"leader": "W", "cards": ["BJ", "2H", "4C", "3H"]},
-        {"leader": "W", "cards": ["AH", "9D", "7S", "8C"]},
-        {"leader": "W", "cards": ["KD", "KS", "QD", "AS"]},
-    ],
-    "result": {"tricks": {"NS": 0, "EW": 3}, "points": {"NS": -15, "EW": 30}},
-}
-
-
 def test_record_example_deal_11_replayed() -> None:
     rng = random.Random(11)
     # deal 11 is dealt by N, so deal 1 was dealt by S
     deals = [engine_deal(k, (S + k - 1) % 4, rng) for k in range(1, 11)]
-    deals.append(copy.deepcopy(EXAMPLE_DEAL_11))
+    deals.append(record_example_deal())
     r = replay(record(deals))
     assert [v.code for v in r.violations] == ["INCOMPLETE"]
     assert r.valid and not r.complete
@@ -597,7 +577,7 @@ def test_record_example_deal_11_replayed() -> None:
 
 def test_record_example_deal_11_alone() -> None:
     # alone in a record it is out of sequence (the first dealing must be number 1), but its play is legal
-    r = replay(record([copy.deepcopy(EXAMPLE_DEAL_11)]))
+    r = replay(record([record_example_deal()]))
     assert [(v.code, v.path) for v in r.violations] == [("DEAL_NUMBER", "/deals/0/number"), ("INCOMPLETE", "/deals")]
     assert r.deals[0].tricks == (0, 3)
     assert r.deals[0].points == (-15, 30)

@@ -325,3 +325,10 @@ def test_samples_regenerate_identically(tmp_path: Path) -> None:
     write_samples(tmp_path)
     for name in ("valid-games.jsonl", "faulty-games.jsonl", "worked-example.json", "bad-inputs.jsonl", "README.md"):
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def test_simulator_example_deal_is_the_spec_example() -> None:
+    from pipeline.simulate import EXAMPLE_DEAL
+    from tests.spec_examples import record_example_deal
+
+    assert record_example_deal() == EXAMPLE_DEAL
