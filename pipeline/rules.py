@@ -7,8 +7,9 @@ replay (which checks recorded ones), so a rule lives in exactly one place.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from pipeline.cards import (
     BJ,
@@ -72,15 +73,22 @@ def is_pass_out(bids: Sequence[Bid]) -> bool:
     return len(bids) == PLAYERS and all(b == PASS for b in bids)
 
 
-class Contract(NamedTuple):
+@dataclass(slots=True)
+class Contract:
     """A team's contract: ``board`` with multiplier ``value``, or numeric ``value``."""
 
     board: bool
     value: int
 
 
-class Contracts(NamedTuple):
-    """Both teams' contracts and the opening leader of one deal (immutable: it is memoised)."""
+@dataclass(slots=True)
+class Contracts:
+    """Both teams' contracts and the opening leader of one deal.
+
+    Shared by :func:`contracts`'s memo: never change one.  (Not ``frozen``: a
+    frozen dataclass compiled by mypyc cannot be unpickled, and replays travel
+    from worker processes by pickle.)
+    """
 
     ns: Contract
     ew: Contract
