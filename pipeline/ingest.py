@@ -23,6 +23,8 @@ by a second run either.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import multiprocessing
 import os
@@ -34,27 +36,36 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
 from pipeline import __version__
-from pipeline.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, SUITS
+from pipeline.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, EFFECTIVE_SUIT, IS_TRUMP, NO_TRUMP, SUITS
 from pipeline.rows import (
     BID_FIELDS,
+    BID_INTS,
+    BID_KINDS,
+    CONTRACT_KINDS,
     DEAL_FIELDS,
+    DEAL_INTS,
     GAME_FIELDS,
-    PLAY_FIELDS,
-    TRICK_FIELDS,
+    GC_THRESHOLD,
     VIOLATION_FIELDS,
     Built,
     build_item,
     content_hash,
+    worker_init,
 )
 from pipeline.sources import InputFile, Item, expand, read_file
 from pipeline.store import Store
 
 #: Records per chunk: one transaction each, and the unit of work handed to the pool.
-CHUNK = 500
+CHUNK = 1000
+#: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top).
+INGEST_MEMORY_LIMIT = "256MB"
+#: DuckDB returns freed allocator memory once this much is held after a task.
+ALLOCATOR_FLUSH = "16MB"
 #: Records per task sent to a worker.
 TASK = 25
 
@@ -143,10 +154,38 @@ SEAT_ARRAY = pa.array(list("NESW"), _STR)
 CARD_ARRAY = pa.array(CARD_NAMES, _STR)
 #: Natural suit letter of each card; NULL for the jokers.
 CARD_SUIT_ARRAY = pa.array([SUITS[s] if s < 4 else None for s in CARD_SUIT], _STR)
-#: Suit letter of a suit index 0..3; NULL for 4 (a joker led in a no-trump deal).
+#: Suit letter of a suit index 0..3; NULL for 4 (no trump, or a joker led in a no-trump deal).
 SUIT_ARRAY = pa.array([*SUITS, None], _STR)
+CONTRACT_KIND_ARRAY = pa.array(CONTRACT_KINDS, _STR)
+BID_KIND_ARRAY = pa.array(BID_KINDS, _STR)
 #: Rank 2..14 for two..ace; 15 for the Little and 16 for the Big Blooper.
 RANK_VALUES = np.array([r + 2 for r in CARD_RANK], dtype=np.int32)
+#: ``[trump, card]`` tables of :mod:`pipeline.cards` as arrays.
+EFFECTIVE_SUIT_NP = np.array(EFFECTIVE_SUIT, dtype=np.int64)
+IS_TRUMP_NP = np.array(IS_TRUMP, dtype=np.bool_)
+
+_D = {f: k for k, f in enumerate(DEAL_INTS)}
+_B = {f: k for k, f in enumerate(BID_INTS)}
+#: How each packed deal field becomes its column: a type, or a lookup array for strings.
+_DEAL_COLUMNS: dict[str, tuple[str, Any]] = {
+    "number": ("number", _I32),
+    "hand_size": ("hand_size", _I32),
+    "dealer": ("dealer", SEAT_ARRAY),
+    "trump_card": ("trump_card", CARD_ARRAY),
+    "trump_suit": ("trump", SUIT_ARRAY),
+    "joker_swap_seat": ("joker_swap_seat", SEAT_ARRAY),
+    "joker_swap_drawn": ("joker_swap_drawn", CARD_ARRAY),
+    "pass_out": ("pass_out", _BOOL),
+    "opening_leader": ("opening_leader", SEAT_ARRAY),
+    "ns_contract_kind": ("ns_contract_kind", CONTRACT_KIND_ARRAY),
+    "ns_contract": ("ns_contract", _I64),
+    "ns_board_level": ("ns_board_level", _I32),
+    "ew_contract_kind": ("ew_contract_kind", CONTRACT_KIND_ARRAY),
+    "ew_contract": ("ew_contract", _I64),
+    "ew_board_level": ("ew_board_level", _I32),
+    **{f: (f, DEAL_TYPES[f]) for f in DEAL_FIELDS[18:]},
+}
+assert all(DEAL_TYPES[f] == t for f, (_, t) in _DEAL_COLUMNS.items() if isinstance(t, pa.DataType))
 
 
 @dataclass
@@ -224,18 +263,43 @@ def ingest_files(
     run = RunSummary(db=str(store.path), files=len(files))
     writer = _Writer(store, run, replace)
     writer.begin(paths, workers)
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
+    # A flat footprint however long the input: a smaller DuckDB buffer than its default,
+    # and DuckDB and Arrow hand freed memory back after every chunk instead of keeping it.
+    settings = _Settings(store, {"memory_limit": INGEST_MEMORY_LIMIT, "allocator_flush_threshold": ALLOCATOR_FLUSH})
     try:
         items = (item for f in files for item in read_file(f))
         for part in built_chunks(items, workers, chunk, writer.stored_hashes):
             writer.write(part)
+            pa.default_memory_pool().release_unused()
             if progress is not None:
                 progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
     except BaseException:
         writer.end("failed")
         raise
+    finally:
+        gc.set_threshold(*threshold)
+        settings.restore()
     run.seconds = time.perf_counter() - t0
     writer.end("finished")
     return run
+
+
+class _Settings:
+    """DuckDB settings changed for the length of an ingest, and put back afterwards."""
+
+    def __init__(self, store: Store, values: dict[str, str]) -> None:
+        self.con = store.con
+        self.old: dict[str, str] = {}
+        for name, value in values.items():
+            self.old[name] = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+            self.con.execute(f"SET {name} = '{value}'")
+
+    def restore(self) -> None:
+        for name, value in self.old.items():
+            with contextlib.suppress(duckdb.Error):  # best effort: the connection may be gone
+                self.con.execute(f"SET {name} = '{value}'")
 
 
 #: ``stored(hashes)``: of these content hashes, those already stored, with their game's validity.
@@ -275,7 +339,7 @@ def built_chunks(
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
         ctx.set_forkserver_preload(["pipeline.rows"])
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=worker_init) as pool:
         batch = list(islice(it, chunk))
         pre, todo = split(batch)
         pending = pool.map_async(build_item, todo, chunksize=TASK) if batch else None
@@ -464,22 +528,27 @@ class _Writer:
     def _game_tables(self, games: list[tuple[Item, Built]], now: datetime) -> dict[str, pa.Table]:
         if not games:
             return {}
-        run_id = self.run.run_id
-        out: dict[str, pa.Table] = {}
-        g = _table([b.game for _, b in games], GAME_TYPES)
         n = len(games)
-        g = g.append_column("content_hash", pa.array([b.sha for _, b in games], _STR))
+        built = [b for _, b in games]
+        g = _table([b.game for b in built], GAME_TYPES)
+        g = g.append_column("content_hash", pa.array([b.sha for b in built], _STR))
         g = g.append_column("source", pa.array([it.source for it, _ in games], _STR))
         g = g.append_column("line", pa.array([it.line for it, _ in games], _I32))
-        g = g.append_column("run_id", pa.array([run_id] * n, _I32))
-        g = g.append_column("ingested_at", pa.array([now] * n, _TS))
-        g = g.append_column("raw", pa.array([it.raw.decode("utf-8", errors="replace") for it, _ in games], _STR))
-        out["games"] = g
-        out["deals"] = _table([r for _, b in games for r in b.deals], DEAL_TYPES)
-        out["bids"] = _table([r for _, b in games for r in b.bids], BID_TYPES)
-        out["violations"] = _table([r for _, b in games for r in b.violations], VIOLATION_TYPES)
-        out.update(_trick_tables(games))
+        g = g.append_column("run_id", pa.array(np.full(n, self.run.run_id, dtype=np.int32)))
+        g = g.append_column("ingested_at", pa.array([now], _TS).take(pa.array(np.zeros(n, dtype=np.int32))))
+        g = g.append_column("raw", _text([it.raw for it, _ in games]))
+        out = {"games": g, **_deal_tables(built)}
+        out["violations"] = _table([r for b in built for r in b.violations], VIOLATION_TYPES)
         return out
+
+
+def _text(raws: list[bytes]) -> pa.Array:
+    """Raw inputs as a string column, without a Python ``str`` per input (a stored game is UTF-8)."""
+    arr = pa.array(raws, pa.binary())
+    try:
+        return arr.cast(_STR)
+    except pa.ArrowInvalid:
+        return pa.array([r.decode("utf-8", errors="replace") for r in raws], _STR)
 
 
 def _table(rows: list[tuple[Any, ...]], types: dict[str, Any]) -> pa.Table:
@@ -490,64 +559,123 @@ def _table(rows: list[tuple[Any, ...]], types: dict[str, Any]) -> pa.Table:
     return pa.table({k: pa.array(c, types[k]) for k, c in zip(names, cols, strict=True)})
 
 
-def _trick_tables(games: list[tuple[Item, Built]]) -> dict[str, pa.Table]:
-    """``tricks`` and ``plays`` from the packed ints of the workers, column-wise."""
-    trick_parts: list[bytes] = []
-    play_parts: list[bytes] = []
-    owner: list[np.ndarray[Any, np.dtype[np.int32]]] = []
-    ids: list[str | None] = []
-    players: list[str | None] = []
-    for k, (_, b) in enumerate(games):
-        ids.append(b.game_id)
-        players.extend(b.game[5:9])
-        if b.tricks:
-            trick_parts.append(b.tricks)
-            play_parts.append(b.plays)
-            owner.append(np.full(len(b.tricks) // (4 * TRICK_FIELDS), k, dtype=np.int32))
-    if not trick_parts:
+_IntArray = np.ndarray[Any, np.dtype[np.int64]]
+_BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+
+
+def _packed(data: list[bytes], nulls: list[bytes], width: int) -> tuple[_IntArray, _BoolArray | None]:
+    """The packed int64 fields of many games as one ``(rows, width)`` array, and the null mask."""
+    ints = np.frombuffer(b"".join(data), dtype=np.int64).reshape(-1, width)
+    if not any(nulls):
+        return ints, None
+    mask = b"".join(m or bytes(len(d) // 8) for d, m in zip(data, nulls, strict=True))
+    return ints, np.frombuffer(mask, dtype=np.bool_).reshape(-1, width)
+
+
+def _column(values: _IntArray, mask: _BoolArray | None, how: Any) -> pa.Array:
+    """One column from packed ints: a type, or a lookup array (strings) the ints index."""
+    m = mask if mask is not None and mask.any() else None
+    if isinstance(how, pa.DataType):
+        arr = values.astype(bool) if how == _BOOL else values.astype(how.to_pandas_dtype())
+        return pa.array(arr, type=how, mask=m)
+    idx = values.astype(np.int32)
+    return how.take(pa.array(idx, mask=m))
+
+
+def _within(counts: _IntArray) -> _IntArray:
+    """1, 2, ... within each group of consecutive rows of the given sizes."""
+    total = int(counts.sum())
+    starts = np.cumsum(counts) - counts
+    return np.arange(total, dtype=np.int64) - np.repeat(starts, counts) + 1
+
+
+def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
+    """``deals``, ``bids``, ``tricks`` and ``plays`` of a chunk's games, column-wise from the packed data."""
+    nd = len(DEAL_INTS)
+    ids = pa.array([b.game_id for b in built], _STR)
+    players = pa.array([p for b in built for p in b.game[5:9]], _STR)
+    per_game = np.array([len(b.deals) // (8 * nd) for b in built], dtype=np.int64)
+    if not per_game.any():
         return {}
-    tr = np.frombuffer(b"".join(trick_parts), dtype=np.int32).reshape(-1, TRICK_FIELDS)
-    pl = np.frombuffer(b"".join(play_parts), dtype=np.int8).reshape(-1, PLAY_FIELDS)
-    gi = np.concatenate(owner)
-    id_arr = pa.array(ids, _STR)
-    player_arr = pa.array(players, _STR)
-    leader = tr[:, 2].astype(np.int32)
-    winner = tr[:, 3].astype(np.int32)
-    tricks = pa.table(
+    deals, dmask = _packed([b.deals for b in built], [b.deal_nulls for b in built], nd)
+    deal_game = np.repeat(np.arange(len(built), dtype=np.int64), per_game)
+    deal_no = _within(per_game)
+    deal_cols: dict[str, pa.Array] = {"game_id": ids.take(pa.array(deal_game)), "deal": pa.array(deal_no, _I32)}
+    for name, (src, how) in _DEAL_COLUMNS.items():
+        k = _D[src]
+        deal_cols[name] = _column(deals[:, k], None if dmask is None else dmask[:, k], how)
+    deal_cols["no_trump"] = pa.array(deals[:, _D["trump"]] == NO_TRUMP)
+    out = {"deals": pa.table({f: deal_cols[f] for f in DEAL_FIELDS})}
+
+    bids, bmask = _packed([b.bids for b in built], [b.bid_nulls for b in built], len(BID_INTS))
+    bid_deal = np.repeat(np.arange(len(deals), dtype=np.int64), 4)
+    bid_game = deal_game[bid_deal]
+    bid_seat = bids[:, _B["seat"]]
+
+    def bcol(f: str, how: Any) -> pa.Array:
+        return _column(bids[:, _B[f]], None if bmask is None else bmask[:, _B[f]], how)
+
+    out["bids"] = pa.table(
         {
-            "game_id": id_arr.take(pa.array(gi)),
-            "deal": pa.array(tr[:, 0]),
-            "trick": pa.array(tr[:, 1]),
+            "game_id": ids.take(pa.array(bid_game)),
+            "deal": pa.array(deal_no[bid_deal], _I32),
+            "position": pa.array(np.tile(np.arange(1, 5, dtype=np.int32), len(deals))),
+            "seat": bcol("seat", SEAT_ARRAY),
+            "player": players.take(pa.array(bid_game * 4 + bid_seat)),
+            "kind": bcol("kind", BID_KIND_ARRAY),
+            "value": bcol("value", _I64),
+            "board_level": bcol("board_level", _I32),
+        }
+    )
+
+    per_deal = deals[:, _D["tricks"]]
+    if not per_deal.any():
+        return out
+    trick_deal = np.repeat(np.arange(len(deals), dtype=np.int64), per_deal)
+    trick_game = deal_game[trick_deal]
+    trump = deals[trick_deal, _D["trump"]]
+    leader = np.frombuffer(b"".join(b.leaders for b in built), dtype=np.uint8).astype(np.int64)
+    winner = np.frombuffer(b"".join(b.winners for b in built), dtype=np.uint8).astype(np.int64)
+    broken = np.frombuffer(b"".join(b.broken for b in built), dtype=np.bool_)
+    cards = np.frombuffer(b"".join(b.cards for b in built), dtype=np.uint8).astype(np.int64)
+    ntr = len(leader)
+    c4 = cards.reshape(ntr, 4)
+    led = c4[:, 0]
+    trick_deal_no = pa.array(deal_no[trick_deal], _I32)
+    trick_no = pa.array(_within(per_deal), _I32)
+    out["tricks"] = pa.table(
+        {
+            "game_id": ids.take(pa.array(trick_game)),
+            "deal": trick_deal_no,
+            "trick": trick_no,
             "leader": SEAT_ARRAY.take(pa.array(leader)),
-            "leader_player": player_arr.take(pa.array(gi * 4 + leader)),
+            "leader_player": players.take(pa.array(trick_game * 4 + leader)),
             "winner": SEAT_ARRAY.take(pa.array(winner)),
-            "winner_player": player_arr.take(pa.array(gi * 4 + winner)),
-            "led_card": CARD_ARRAY.take(pa.array(tr[:, 4])),
-            "led_suit": SUIT_ARRAY.take(pa.array(tr[:, 5])),
-            "winning_card": CARD_ARRAY.take(pa.array(tr[:, 6])),
-            "trump_broken_before": pa.array(tr[:, 7].astype(bool)),
+            "winner_player": players.take(pa.array(trick_game * 4 + winner)),
+            "led_card": CARD_ARRAY.take(pa.array(led)),
+            "led_suit": SUIT_ARRAY.take(pa.array(EFFECTIVE_SUIT_NP[trump, led])),
+            "winning_card": CARD_ARRAY.take(pa.array(c4[np.arange(ntr), (winner - leader) & 3])),
+            "trump_broken_before": pa.array(broken),
         }
     )
-    ntr = tr.shape[0]
-    pos = np.tile(np.arange(4, dtype=np.int32), ntr)
-    g4 = np.repeat(gi, 4)
-    seat = (np.repeat(leader, 4) + pos) & 3
-    card = pl[:, 0].astype(np.int32)
-    plays = pa.table(
+    play_trick = np.repeat(np.arange(ntr, dtype=np.int64), 4)
+    play_game = trick_game[play_trick]
+    seat = (leader[play_trick] + np.tile(np.arange(4, dtype=np.int64), ntr)) & 3
+    out["plays"] = pa.table(
         {
-            "game_id": id_arr.take(pa.array(g4)),
-            "deal": pa.array(np.repeat(tr[:, 0], 4)),
-            "trick": pa.array(np.repeat(tr[:, 1], 4)),
-            "position": pa.array(pos + 1),
+            "game_id": ids.take(pa.array(play_game)),
+            "deal": trick_deal_no.take(pa.array(play_trick)),
+            "trick": trick_no.take(pa.array(play_trick)),
+            "position": pa.array(np.tile(np.arange(1, 5, dtype=np.int32), ntr)),
             "seat": SEAT_ARRAY.take(pa.array(seat)),
-            "player": player_arr.take(pa.array(g4 * 4 + seat)),
-            "card": CARD_ARRAY.take(pa.array(card)),
-            "suit": CARD_SUIT_ARRAY.take(pa.array(card)),
-            "rank": pa.array(RANK_VALUES[card]),
-            "is_trump": pa.array(pl[:, 1].astype(bool)),
+            "player": players.take(pa.array(play_game * 4 + seat)),
+            "card": CARD_ARRAY.take(pa.array(cards)),
+            "suit": CARD_SUIT_ARRAY.take(pa.array(cards)),
+            "rank": pa.array(RANK_VALUES[cards]),
+            "is_trump": pa.array(IS_TRUMP_NP[trump[play_trick], cards]),
         }
     )
-    return {"tricks": tricks, "plays": plays}
+    return out
 
 
 __all__ = ["CHUNK", "RunSummary", "built_chunks", "ingest", "ingest_files", "reject_id"]

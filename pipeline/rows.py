@@ -1,11 +1,22 @@
 """One raw input -> the row data the store keeps of it (runs in worker processes).
 
-:func:`build` parses and replays one :class:`~pipeline.sources.Item` and turns
-the record and its replay into compact row data: tuples for the small tables
-(``games``, ``deals``, ``bids``, ``violations``) and packed integer bytes for
-the big ones (``tricks``, ``plays``), which the single writer in the parent
-process expands column-wise (:mod:`pipeline.ingest`).  Nothing here touches
-DuckDB or Arrow, so it is cheap to import in a worker.
+:func:`build_item` decodes and replays one :class:`~pipeline.sources.Item` the
+way :func:`pipeline.validate.check` does (the msgspec fast path, and the full
+parse + pydantic path for anything it refuses) and turns the record and its
+replay into compact row data, cheap to send between processes:
+
+* the ``games`` row and the ``violations`` rows as tuples (one and usually none);
+* ``deals`` and ``bids`` as packed int64 fields plus a null mask
+  (:data:`DEAL_INTS`, :data:`BID_INTS`);
+* ``tricks`` and ``plays`` as the replay's own per-trick bytes (leader, winner,
+  trump broken before, and the four cards in play order).
+
+The single writer in the parent process expands these column-wise
+(:mod:`pipeline.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
+to import in a worker.  Every record that fits the schema goes through the one
+row builder, :func:`build_game`, from the msgspec Structs of
+:mod:`pipeline.record`; a record with a usable ``game_id`` that does not fit
+the schema only gets its ``games`` and ``violations`` rows.
 
 An input that cannot become a ``games`` row (not JSON, not an object, no
 string ``game_id``, or a ``game_id`` that does not fit the format) comes back
@@ -14,32 +25,77 @@ as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from array import array
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
+from itertools import chain
 from typing import Any
 
-from pipeline.cards import CARD_INDEX, EFFECTIVE_SUIT, IS_TRUMP, NO_TRUMP, SUITS
-from pipeline.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay
+from msgspec import UNSET
+
+from pipeline.cards import CARD_INDEX
+from pipeline.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_fast
+from pipeline.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
 from pipeline.rules import BOARD, HAND_SIZE, PASS, Contract, made
 from pipeline.sources import Item, parse
 from pipeline.validate import status
 
-#: Fields per trick in :attr:`Built.tricks` (int32): deal, trick, leader, winner, led card,
-#: led suit (0..3, 4 = a joker in a no-trump deal), winning card, trump broken before.
-TRICK_FIELDS = 8
-#: Fields per play in :attr:`Built.plays` (int8): card, is trump.
-PLAY_FIELDS = 2
+#: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
+#: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
+#: ``board`` and 1 for ``number``; booleans are 0/1; ``tricks`` is the number of
+#: replayed tricks (the deal's entries in :attr:`Built.cards` and friends).
+DEAL_INTS = (
+    "number",
+    "hand_size",
+    "dealer",
+    "trump_card",
+    "trump",
+    "joker_swap_seat",
+    "joker_swap_drawn",
+    "pass_out",
+    "opening_leader",
+    "ns_contract_kind",
+    "ns_contract",
+    "ns_board_level",
+    "ew_contract_kind",
+    "ew_contract",
+    "ew_board_level",
+    "tricks_ns",
+    "tricks_ew",
+    "points_ns",
+    "points_ew",
+    "ns_made",
+    "ew_made",
+    "won_n",
+    "won_e",
+    "won_s",
+    "won_w",
+    "recorded_tricks_ns",
+    "recorded_tricks_ew",
+    "recorded_points_ns",
+    "recorded_points_ew",
+    "tricks",
+)
+#: The int64 fields packed per bid in :attr:`Built.bids` (four bids per deal, in bidding
+#: order): seat 0..3; kind 0 ``board``, 1 ``pass``, 2 ``number``; value; board level.
+BID_INTS = ("seat", "kind", "value", "board_level")
+#: Bid kinds by the code of :data:`BID_INTS`.
+BID_KINDS = ("board", "pass", "number")
+#: Contract kinds by the code of :data:`DEAL_INTS`.
+CONTRACT_KINDS = ("board", "number")
 #: Longest reject message kept (the raw text is kept whole).
 MAX_MESSAGE = 2000
 _I32 = 2**31
 _I64 = 2**63
+_NO_RESULT = (None, None, None, None)
 
 
 @dataclass(slots=True)
 class Built:
-    """What a worker sends back for one input."""
+    """What a worker sends back for one input (bytes and small tuples: cheap to pickle)."""
 
     sha: str
     game_id: str | None = None
@@ -52,12 +108,21 @@ class Built:
     #: The ``games`` columns of :data:`GAME_FIELDS`, in that order.
     game: tuple[Any, ...] = ()
     violations: list[tuple[Any, ...]] = field(default_factory=list)
-    deals: list[tuple[Any, ...]] = field(default_factory=list)
-    bids: list[tuple[Any, ...]] = field(default_factory=list)
-    #: ``TRICK_FIELDS`` int32 values per trick.
-    tricks: bytes = b""
-    #: ``PLAY_FIELDS`` int8 values per play, four plays per trick, in trick order.
-    plays: bytes = b""
+    #: ``len(DEAL_INTS)`` int64 values per deal (native byte order); empty unless the schema holds.
+    deals: bytes = b""
+    #: One byte per value of :attr:`deals`: 1 where the value is NULL (empty: none is).
+    deal_nulls: bytes = b""
+    #: ``len(BID_INTS)`` int64 values per bid, four bids per deal.
+    bids: bytes = b""
+    #: One byte per value of :attr:`bids`: 1 where the value is NULL (empty: none is).
+    bid_nulls: bytes = b""
+    #: Per replayed trick, deal after deal: the leader's seat, the winner's seat, and
+    #: whether trump was broken before it (0/1), one byte each.
+    leaders: bytes = b""
+    winners: bytes = b""
+    broken: bytes = b""
+    #: Four card ints per replayed trick, in play order.
+    cards: bytes = b""
 
 
 #: Worker-built ``games`` columns (the writer adds hash, source, line, run and time, raw text).
@@ -124,6 +189,17 @@ DEAL_FIELDS = (
 BID_FIELDS = ("game_id", "deal", "position", "seat", "player", "kind", "value", "board_level")
 
 
+def worker_init() -> None:
+    """Set up a worker process: a replay allocates many short-lived containers and keeps
+    none in cycles, so the cyclic garbage collector runs rarely (it costs a third of the
+    replay time at the default threshold)."""
+    gc.set_threshold(GC_THRESHOLD, 50, 100)
+
+
+#: Allocations between collections of the youngest generation while ingesting.
+GC_THRESHOLD = 100_000
+
+
 def content_hash(raw: bytes) -> str:
     """The content hash of a raw input: SHA-256 of its bytes, hex."""
     return hashlib.sha256(raw).hexdigest()
@@ -159,17 +235,20 @@ def _team_ints(v: Any) -> tuple[int | None, int | None]:
     return None, None
 
 
-def _contract_cols(c: Contract, pass_out: bool) -> tuple[str | None, int | None, int | None]:
-    if pass_out:
-        return None, None, None
-    return ("board", None, c.value) if c.board else ("number", _i64(c.value), None)
+def _fast_team(v: FastTeamInts | Any) -> tuple[int | None, int | None]:
+    if v is UNSET:
+        return None, None
+    return _i64(v.NS), _i64(v.EW)
 
 
 def build_item(item: Item) -> Built:
-    """Parse, replay and turn one input into row data; never raises on bad content."""
+    """Decode, replay and turn one input into row data; never raises on bad content."""
     sha = content_hash(item.raw)
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)
+    rec = fast_decode(item.raw)
+    if rec is not None:
+        return build_game(rec, replay_checked(rec), sha)
     value, error = parse(item.raw)
     if error is not None:
         return Built(sha, reject="json", message=error)
@@ -188,7 +267,9 @@ def build_item(item: Item) -> Built:
     if any(v.code == "SCHEMA" and v.path == "/game_id" for v in r.violations):
         msg = "; ".join(v.message for v in r.violations if v.code == "SCHEMA")
         return Built(sha, game_id=gid, reject="schema_no_id", message=msg[:MAX_MESSAGE])
-    return build_game(value, r, sha)
+    if not any(v.code == "SCHEMA" for v in r.violations):
+        return build_game(to_fast(value), r, sha)
+    return build_schema_invalid(value, r, sha)
 
 
 def build(raw: bytes) -> Built:
@@ -196,29 +277,27 @@ def build(raw: bytes) -> Built:
     return build_item(Item("", None, raw))
 
 
-def build_game(rec: dict[str, Any], r: Replay, sha: str) -> Built:
-    """Row data for a record with a usable ``game_id`` and its replay."""
-    gid = r.game_id
-    assert gid is not None
-    schema_ok = not any(v.code == "SCHEMA" for v in r.violations)
-    players_in = rec.get("players")
-    players: list[str | None] = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+def _game_row(
+    r: Replay,
+    format_version: Any,
+    ruleset: Any,
+    played_at: Any,
+    event: Any,
+    players: list[str | None],
+    schema_ok: bool,
+    recorded: tuple[int | None, int | None],
+) -> tuple[Any, ...]:
     errors = sum(1 for v in r.violations if v.severity == ERROR)
-    out = Built(sha, game_id=gid, valid=r.valid)
-    out.violations = [
-        (gid, k, v.code, v.severity, v.message, v.path, v.deal, v.trick, v.seat) for k, v in enumerate(r.violations, 1)
-    ]
     final = r.final_score
     winner = None
     if final is not None:
         winner = "NS" if final[0] > final[1] else "EW" if final[1] > final[0] else "tie"
-    rec_ns, rec_ew = _team_ints(rec.get("final_score")) if schema_ok else (None, None)
-    out.game = (
-        gid,
-        _i64(rec.get("format_version")),
-        _str(rec.get("ruleset")),
-        _timestamp(rec.get("played_at")),
-        _str(rec.get("event")),
+    return (
+        r.game_id,
+        _i64(format_version),
+        _str(ruleset),
+        _timestamp(played_at),
+        _str(event),
         *players,
         r.valid,
         r.complete,
@@ -231,97 +310,160 @@ def build_game(rec: dict[str, Any], r: Replay, sha: str) -> Built:
         len(r.violations) - errors,
         None if final is None else _i32(final[0]),
         None if final is None else _i32(final[1]),
-        rec_ns,
-        rec_ew,
+        *recorded,
         winner,
     )
-    if schema_ok:
-        _deal_rows(rec, r, players, out)
+
+
+def _violation_rows(r: Replay) -> list[tuple[Any, ...]]:
+    gid = r.game_id
+    return [
+        (gid, k, v.code, v.severity, v.message, v.path, v.deal, v.trick, v.seat) for k, v in enumerate(r.violations, 1)
+    ]
+
+
+def build_schema_invalid(rec: dict[str, Any], r: Replay, sha: str) -> Built:
+    """The ``games`` and ``violations`` rows of a record with a usable ``game_id`` that fails the schema."""
+    assert r.game_id is not None
+    players_in = rec.get("players")
+    players = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+    out = Built(sha, game_id=r.game_id, valid=r.valid)
+    out.game = _game_row(
+        r,
+        rec.get("format_version"),
+        rec.get("ruleset"),
+        rec.get("played_at"),
+        rec.get("event"),
+        players,
+        False,
+        (None, None),
+    )
+    out.violations = _violation_rows(r)
     return out
 
 
-def _deal_rows(rec: dict[str, Any], r: Replay, players: list[str | None], out: Built) -> None:
-    gid = r.game_id
-    deals = out.deals
-    bids_out = out.bids
-    tricks = array("i")
-    plays = array("b")
-    for di, (d, o) in enumerate(zip(rec["deals"], r.deals, strict=True)):
-        dn = di + 1
-        number: int = d["number"]
-        n = HAND_SIZE[number]
-        trump = o.trump
+def _contract(c: Contract, pass_out: bool) -> tuple[int | None, int | None, int | None]:
+    if pass_out:
+        return None, None, None
+    return (0, None, c.value) if c.board else (1, c.value, None)
+
+
+@lru_cache(maxsize=1 << 14)
+def _bid_ints(bids: tuple[tuple[str, int | str], ...]) -> tuple[int | None, ...]:
+    """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
+
+    A number outside BIGINT is kept here and becomes NULL when packed (:func:`_pack`).
+    """
+    out: list[int | None] = []
+    claims = 0
+    for seat, bid in bids:
+        if bid == BOARD:
+            claims += 1
+            out += (SEAT_INDEX[seat], 0, None, claims)
+        elif bid == PASS:
+            out += (SEAT_INDEX[seat], 1, 0, None)
+        else:
+            assert isinstance(bid, int)
+            out += (SEAT_INDEX[seat], 2, bid, None)
+    return tuple(out)
+
+
+def _pack(values: list[int | None]) -> tuple[bytes, bytes]:
+    """int64 bytes of ``values`` (NULL as 0) and their null mask (``b""`` when nothing is NULL).
+
+    An integer outside BIGINT becomes NULL (as :func:`_i64` makes it): the values
+    are packed unchecked first, and only a pack that overflows is redone.
+    """
+    try:
+        if None not in values:
+            return array("q", values).tobytes(), b""  # type: ignore[type-var]
+        return array("q", [0 if v is None else v for v in values]).tobytes(), bytes([v is None for v in values])
+    except OverflowError:
+        return _pack([v if v is None or -_I64 <= v < _I64 else None for v in values])
+
+
+def _bid_key(b: FastBid) -> tuple[str, int | str]:
+    return b.seat, b.bid
+
+
+def build_game(rec: FastRecord, r: Replay, sha: str) -> Built:
+    """Row data for a record that fits the schema (decoded as Structs) and its replay."""
+    gid = rec.game_id
+    p = rec.players
+    out = Built(sha, game_id=gid, valid=r.valid)
+    out.game = _game_row(
+        r,
+        rec.format_version,
+        rec.ruleset,
+        None if rec.played_at is UNSET else rec.played_at,
+        None if rec.event is UNSET else rec.event,
+        [p.N, p.E, p.S, p.W],
+        True,
+        _fast_team(rec.final_score),
+    )
+    if r.violations:
+        out.violations = _violation_rows(r)
+    ci = CARD_INDEX
+    si = SEAT_INDEX
+    deal_vals: list[int | None] = []
+    bid_vals: list[int | None] = []
+    outcomes = r.deals
+    for d, o in zip(rec.deals, outcomes, strict=True):
+        n = HAND_SIZE[d.number]
         con = o.contracts
-        swap = d.get("joker_swap")
-        won = [0, 0, 0, 0]
-        for w in o.winners:
-            won[w] += 1
-        res = d.get("result")
-        rt = _team_ints(res.get("tricks")) if isinstance(res, dict) else (None, None)
-        rp = _team_ints(res.get("points")) if isinstance(res, dict) else (None, None)
         po = o.pass_out
-        deals.append(
-            (
-                gid,
-                dn,
-                number,
-                n,
-                d["dealer"],
-                d["trump_card"],
-                None if trump == NO_TRUMP else SUITS[trump],
-                trump == NO_TRUMP,
-                swap["seat"] if swap else None,
-                swap["drawn"] if swap else None,
-                po,
-                SEAT_NAMES[con.opening_leader] if con.opening_leader is not None else None,
-                *_contract_cols(con.ns, po),
-                *_contract_cols(con.ew, po),
-                o.tricks[0],
-                o.tricks[1],
-                _i64(o.points[0]),
-                _i64(o.points[1]),
-                None if po else made(con.ns, o.tricks[0], n),
-                None if po else made(con.ew, o.tricks[1], n),
-                *won,
-                *rt,
-                *rp,
-            )
+        swap = d.joker_swap
+        ws = o.winners
+        res = d.result
+        tns, tew = o.tricks
+        deal_vals += (
+            d.number,
+            n,
+            si[d.dealer],
+            ci[d.trump_card],
+            o.trump,
+            None if swap is UNSET else si[swap.seat],
+            None if swap is UNSET else ci[swap.drawn],
+            po,
+            con.opening_leader,
+            *_contract(con.ns, po),
+            *_contract(con.ew, po),
+            tns,
+            tew,
+            *o.points,
+            None if po else made(con.ns, tns, n),
+            None if po else made(con.ew, tew, n),
+            ws.count(0),
+            ws.count(1),
+            ws.count(2),
+            ws.count(3),
+            *(_NO_RESULT if res is UNSET else (res.tricks.NS, res.tricks.EW, res.points.NS, res.points.EW)),
+            len(ws),
         )
-        claims = 0
-        for k, b in enumerate(d["bids"]):
-            seat = b["seat"]
-            bid = b["bid"]
-            if bid == BOARD:
-                claims += 1
-                kind, val, level = "board", None, claims
-            elif bid == PASS:
-                kind, val, level = "pass", 0, None
-            else:
-                kind, val, level = "number", (bid if -_I64 <= bid < _I64 else None), None
-            bids_out.append((gid, dn, k + 1, seat, players[SEAT_INDEX[seat]], kind, val, level))
-        if not o.winners:
-            continue
-        is_trump = IS_TRUMP[trump]
-        eff = EFFECTIVE_SUIT[trump]
-        for j, (t, w, broken) in enumerate(zip(d["tricks"], o.winners, o.broken_before, strict=False)):
-            leader = SEAT_INDEX[t["leader"]]
-            cards = [CARD_INDEX[c] for c in t["cards"]]
-            tricks.extend((dn, j + 1, leader, w, cards[0], eff[cards[0]], cards[(w - leader) & 3], broken))
-            c0, c1, c2, c3 = cards
-            plays.extend((c0, is_trump[c0], c1, is_trump[c1], c2, is_trump[c2], c3, is_trump[c3]))
-    out.tricks = tricks.tobytes()
-    out.plays = plays.tobytes()
+        bid_vals += _bid_ints(tuple(map(_bid_key, d.bids)))
+    out.deals, out.deal_nulls = _pack(deal_vals)
+    out.bids, out.bid_nulls = _pack(bid_vals)
+    out.leaders = bytes(chain.from_iterable(o.leaders for o in outcomes))
+    out.winners = bytes(chain.from_iterable(o.winners for o in outcomes))
+    out.broken = bytes(chain.from_iterable(o.broken_before for o in outcomes))
+    out.cards = bytes(chain.from_iterable(o.cards for o in outcomes))
+    return out
 
 
 __all__ = [
     "BID_FIELDS",
+    "BID_INTS",
+    "BID_KINDS",
+    "CONTRACT_KINDS",
     "DEAL_FIELDS",
+    "DEAL_INTS",
     "GAME_FIELDS",
-    "PLAY_FIELDS",
-    "TRICK_FIELDS",
     "VIOLATION_FIELDS",
     "Built",
     "build",
+    "build_game",
     "build_item",
+    "build_schema_invalid",
     "content_hash",
+    "worker_init",
 ]

@@ -1,0 +1,126 @@
+"""Row building (pipeline.rows): the fast path and the full path give the same rows.
+
+A record the msgspec decoder accepts is replayed from its Structs straight away;
+anything else is parsed, checked by pydantic and replayed, and, when it fits the
+schema, converted with ``to_fast`` and built by the same row builder.  Both
+routes must give identical row data for every record.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipeline.ingest import ingest
+from pipeline.record import fast_decode, to_fast
+from pipeline.replay import replay
+from pipeline.rows import Built, build, build_game, build_schema_invalid, content_hash
+from pipeline.sources import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "data" / "sample"
+
+
+def slow_build(raw: bytes) -> Built | None:
+    """Rows by the full route (parse, pydantic, replay, ``to_fast``); ``None`` for a reject."""
+    value, error = parse(raw)
+    if error is not None or not isinstance(value, dict) or not isinstance(value.get("game_id"), str):
+        return None
+    r = replay(value)
+    sha = content_hash(raw)
+    if any(v.code == "SCHEMA" and v.path == "/game_id" for v in r.violations):
+        return None
+    if any(v.code == "SCHEMA" for v in r.violations):
+        return build_schema_invalid(value, r, sha)
+    return build_game(to_fast(value), r, sha)
+
+
+def sample_lines() -> list[bytes]:
+    lines = [line for p in sorted(SAMPLE.glob("*.jsonl")) for line in p.read_bytes().splitlines() if line.strip()]
+    return [*lines, (SAMPLE / "worked-example.json").read_bytes()]
+
+
+def variants() -> list[bytes]:
+    """Faulty and odd variants of a valid record: every row builder branch."""
+    base = json.loads(next(line for line in (SAMPLE / "valid-games.jsonl").read_bytes().splitlines() if line))
+    out: list[dict[str, Any]] = []
+
+    def variant(**changes: Any) -> dict[str, Any]:
+        rec = copy.deepcopy(base)
+        rec["game_id"] = f"variant-{len(out)}"
+        for path, value in changes.items():
+            node: Any = rec
+            keys = [int(k) if k.isdigit() else k for k in path.split("__")]
+            for k in keys[:-1]:
+                node = node[k]
+            if value is None:
+                del node[keys[-1]]
+            else:
+                node[keys[-1]] = value
+        out.append(rec)
+        return rec
+
+    variant(deals__0__bids__0__bid=2**63)  # a number beyond BIGINT: NULL value, still a number bid
+    variant(deals__0__bids__1__bid=2**64 + 5)  # beyond msgspec's ints: the full path
+    variant(deals__0__bids__1__bid=-(2**63))
+    variant(deals__1__result__points__NS=2**63)
+    variant(deals__1__result=None, final_score=None, played_at=None, event=None)
+    variant(final_score={"NS": 2**40, "EW": -(2**40)})
+    variant(deals__0__bids__0__bid="board", deals__0__bids__2__bid="board")
+    variant(deals__2__tricks=[])  # PASS_OUT
+    variant(deals__0__tricks__0__cards=["BJ", "LJ", "2S", "3S"])
+    variant(deals__0__number=0)  # schema error: games row only
+    variant(players={"N": "a", "E": "a", "S": "b", "W": "c"})  # pydantic-only check
+    variant(played_at="2026-02-30T10:00:00Z")  # pydantic-only check
+    variant(deals=[])
+    for rec in out[:]:
+        rec2 = copy.deepcopy(rec)
+        rec2["game_id"] += "-pretty"
+        out.append(rec2)
+    raws = [json.dumps(r).encode() for r in out[: len(out) // 2]]
+    raws += [json.dumps(r, indent=1).encode() for r in out[len(out) // 2 :]]
+    return raws
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+@pytest.mark.parametrize("raw", [*sample_lines(), *variants()], ids=lambda r: str(content_hash(r))[:10])
+def test_fast_and_full_path_build_the_same_rows(raw: bytes) -> None:
+    built = build(raw)
+    expected = slow_build(raw)
+    if expected is None:
+        assert built.reject is not None
+        return
+    assert built.reject is None
+    assert built == expected
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_the_fast_path_is_taken_for_the_valid_samples() -> None:
+    lines = [line for line in (SAMPLE / "valid-games.jsonl").read_bytes().splitlines() if line.strip()]
+    assert lines and all(fast_decode(line) is not None for line in lines)
+    assert all(build(line).valid and build(line).cards for line in lines)
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_numbers_beyond_bigint_are_stored_as_null(tmp_path: Path) -> None:
+    src = tmp_path / "v.jsonl"
+    src.write_bytes(b"\n".join(variants()) + b"\n")
+    db = tmp_path / "v.duckdb"
+    ingest([str(src)], db)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT kind, value FROM bids WHERE game_id = 'variant-0' AND deal = 1 AND position = 1"
+        ).fetchall()
+        assert rows == [("number", None)]
+        points = con.execute("SELECT recorded_points_ns FROM deals WHERE game_id = 'variant-3' AND deal = 2").fetchall()
+        assert points == [(None,)]
+        low = con.execute("SELECT value FROM bids WHERE game_id = 'variant-2' AND deal = 1 AND position = 2").fetchall()
+        assert low == [(-(2**63),)]
+    finally:
+        con.close()
