@@ -61,9 +61,9 @@ from pipeline.sources import InputFile, Item, expand, read_file
 from pipeline.store import Store
 
 #: Records per chunk: one transaction each, and the unit of work handed to the pool.
-CHUNK = 1000
+CHUNK = 500
 #: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top).
-INGEST_MEMORY_LIMIT = "256MB"
+INGEST_MEMORY_LIMIT = "128MB"
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Records per task sent to a worker.
