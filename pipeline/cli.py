@@ -22,7 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Tr
 
 from pipeline import record
 from pipeline.sources import SourceError, expand, read_file
-from pipeline.validate import Summary, check_items, default_workers, status
+from pipeline.validate import Summary, check_items, default_workers
 
 app = typer.Typer(
     name="backalley",
@@ -101,14 +101,14 @@ def validate(
     with progress_bar(total, "validating") as bar:
         task = bar.add_task("", total=total, records=0) if bar else None
         items = (item for f in files for item in read_file(f))
-        for item, result in check_items(items, workers=workers):
+        for item, result in check_items(items, workers=workers, json_report=json_out):
             summary.add(result)
             if bar is not None and task is not None:
                 bar.update(task, advance=len(item.raw) + 1, records=summary.records)
-            if json_out:
-                write(orjson.dumps(result.report(item.source, item.line)) + b"\n")
+            if result.report is not None:
+                write(result.report + b"\n")
                 continue
-            st = status(result)
+            st = result.status
             if quiet and st != "invalid":
                 continue
             where = item.source if item.line is None else f"{item.source}:{item.line}"

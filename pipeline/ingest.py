@@ -50,7 +50,6 @@ from pipeline.rows import (
     DEAL_FIELDS,
     DEAL_INTS,
     GAME_FIELDS,
-    GC_THRESHOLD,
     VIOLATION_FIELDS,
     Built,
     build_item,
@@ -59,6 +58,7 @@ from pipeline.rows import (
 )
 from pipeline.sources import InputFile, Item, expand, read_file
 from pipeline.store import Store
+from pipeline.validate import GC_THRESHOLD
 
 #: Records per chunk: one transaction each, and the unit of work handed to the pool.
 CHUNK = 500

@@ -25,7 +25,6 @@ as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``).
 
 from __future__ import annotations
 
-import gc
 import hashlib
 from array import array
 from dataclasses import dataclass, field
@@ -41,7 +40,7 @@ from pipeline.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_f
 from pipeline.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
 from pipeline.rules import BOARD, HAND_SIZE, PASS, Contract, made
 from pipeline.sources import Item, parse
-from pipeline.validate import status
+from pipeline.validate import status, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
 #: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
@@ -189,15 +188,8 @@ DEAL_FIELDS = (
 BID_FIELDS = ("game_id", "deal", "position", "seat", "player", "kind", "value", "board_level")
 
 
-def worker_init() -> None:
-    """Set up a worker process: a replay allocates many short-lived containers and keeps
-    none in cycles, so the cyclic garbage collector runs rarely (it costs a third of the
-    replay time at the default threshold)."""
-    gc.set_threshold(GC_THRESHOLD, 50, 100)
-
-
-#: Allocations between collections of the youngest generation while ingesting.
-GC_THRESHOLD = 100_000
+#: A worker process replays: see :func:`pipeline.validate.tune_gc`.
+worker_init = tune_gc
 
 
 def content_hash(raw: bytes) -> str:
