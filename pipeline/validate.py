@@ -98,7 +98,7 @@ def check_items(items: Iterable[Item], workers: int = 1, json_report: bool = Fal
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     with ctx.Pool(workers, initializer=tune_gc) as pool:
         while batch := list(islice(it, BATCH)):
-            yield from zip(batch, pool.imap(fn, batch, chunksize=64), strict=True)
+            yield from zip(batch, pool.imap(fn, batch, chunksize=256), strict=True)
 
 
 def status(r: Replay) -> str:
