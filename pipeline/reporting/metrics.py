@@ -10,6 +10,8 @@ views ``player_deals``, ``player_summary``).
 from __future__ import annotations
 
 import math
+import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,12 +128,22 @@ class Metrics:
         return pl.concat([a, b.select(a.columns)]).sort(["deals", "partner"], descending=[True, False])
 
 
+#: DuckDB's memory cap while reporting; past it, work spills to a temporary folder
+#: (without it, DuckDB may take 80% of RAM: 5 GB for 200,000 games).
+REPORT_MEMORY_LIMIT = "1GB"
+
+
 def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     """Open the store read-only and check it has the contract's tables and views."""
     if not db_path.is_file():
         raise ReportError(f"no database at {db_path}")
     try:
-        con = duckdb.connect(str(db_path), read_only=True)
+        spill = Path(tempfile.gettempdir()) / f"backalley-report-{os.getpid()}"
+        con = duckdb.connect(
+            str(db_path),
+            read_only=True,
+            config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)},
+        )
     except duckdb.Error as exc:
         raise ReportError(f"cannot open {db_path}: {exc}") from None
     names = {
