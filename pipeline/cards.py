@@ -124,10 +124,6 @@ def lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def seat_index(seat: str) -> int:
-    return SEATS.index(seat)
-
-
 def left_of(seat: int) -> int:
     """The next seat clockwise (N -> E -> S -> W -> N)."""
     return (seat + 1) & 3

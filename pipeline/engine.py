@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.cards import BJ, CARD_NAMES, CARD_SUIT, IS_TRUMP, LJ, NO_TRUMP, SEATS, cards_of, left_of
+from pipeline.cards import BJ, CARD_NAMES, IS_TRUMP, LJ, NO_TRUMP, SEATS, cards_of, left_of
 from pipeline.rules import (
     BOARD,
     PASS,
@@ -27,6 +27,7 @@ from pipeline.rules import (
     legal_leads,
     score,
     trick_winner,
+    trump_of,
 )
 
 
@@ -48,7 +49,7 @@ class DealState:
         self.dealt: tuple[int, ...] = tuple(hands)
         self.stock: tuple[int, ...] = tuple(stock)
         self.trump_card = self.stock[0]
-        self.trump = CARD_SUIT[self.trump_card]
+        self.trump = trump_of(self.trump_card)
         self.hands = list(hands)
         self.joker_swap: tuple[int, int] | None = None
         if self.trump == NO_TRUMP:

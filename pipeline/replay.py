@@ -26,13 +26,11 @@ from pipeline.cards import (
     CARD_BIT,
     CARD_INDEX,
     CARD_NAMES,
-    CARD_SUIT,
     EFFECTIVE_SUIT,
     IS_TRUMP,
     LJ,
     NO_TRUMP,
     SEATS,
-    TEAMS,
     TRUMP_MASK,
     WIN_KEY,
 )
@@ -50,12 +48,13 @@ from pipeline.rules import (
     legal_follows,
     legal_leads,
     score,
+    trump_of,
 )
 
 ERROR = "error"
 WARNING = "warning"
 SEAT_INDEX = {s: i for i, s in enumerate(SEATS)}
-SEAT_NAMES = ("N", "E", "S", "W")
+SEAT_NAMES = tuple(SEATS)
 
 #: Every violation code of RECORD.md, in the order of its table.
 CODES = (
@@ -331,7 +330,7 @@ def replay_checked(rec: FastRecord) -> Replay:
                 add(_violation("STOCK", "; ".join(why), f"/deals/{di}/stock", dn))
 
         # -- trump and the joker swap ------------------------------------------------
-        trump = CARD_SUIT[tc]
+        trump = trump_of(tc)
         swap = d.joker_swap
         holder = -1
         other = 0
@@ -645,4 +644,4 @@ def _blooper(di: int, j: int, k: int, seat: int, name: str, led: int, trump: int
     )
 
 
-__all__ = ["CODES", "TEAMS", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked"]
+__all__ = ["CODES", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked"]

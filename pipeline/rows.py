@@ -221,12 +221,6 @@ def _timestamp(v: Any) -> datetime | None:
         return None
 
 
-def _team_ints(v: Any) -> tuple[int | None, int | None]:
-    if isinstance(v, dict):
-        return _i64(v.get("NS")), _i64(v.get("EW"))
-    return None, None
-
-
 def _fast_team(v: FastTeamInts | Any) -> tuple[int | None, int | None]:
     if v is UNSET:
         return None, None

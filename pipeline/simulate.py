@@ -42,7 +42,7 @@ from pipeline.cards import (
 )
 from pipeline.engine import DealState
 from pipeline.replay import CODES
-from pipeline.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner
+from pipeline.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner, trump_of
 
 Record = dict[str, Any]
 
@@ -371,7 +371,7 @@ class _DealView:
 
 def _view(deal: Record, index: int) -> _DealView:
     tc = CARD_INDEX[deal["trump_card"]]
-    trump = CARD_SUIT[tc]
+    trump = trump_of(tc)
     seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
     con = contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
     plays: list[_Play] = []
