@@ -12,8 +12,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
 4. ``report``: ``backalley report`` for the ingested database.
 
-Peak memory is the largest resident set of the stage's process tree (sampled
-every 20 ms from /proc).  Results go to the terminal and to
+Peak memory is the largest resident memory of the stage's process tree, sampled
+every 20 ms from /proc: summed RSS (pages shared between the processes counted
+once per process) and summed PSS (each page counted once).  Results go to the terminal and to
 ``benchmarks/results.json``; ``--readme`` also rewrites the table in README.md.
 """
 
@@ -45,8 +46,25 @@ PARSE_ONLY = (
 )
 
 
-def tree_rss_kb(root: int) -> int:
-    """Resident memory of a process and all its descendants, in KiB."""
+def _pss_kb(pid: int) -> int:
+    """Proportional set size of one process (shared pages divided among their users), in KiB."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_mem_kb(root: int) -> tuple[int, int]:
+    """Resident memory of a process and all its descendants, in KiB: the sum of RSS, and of PSS.
+
+    Summed RSS counts every page shared between the processes (the interpreter,
+    libraries, the forkserver's preloaded modules) once per process; summed PSS
+    counts each page once, so it is the tree's real footprint.
+    """
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -60,26 +78,29 @@ def tree_rss_kb(root: int) -> int:
         pid, ppid = int(entry), int(fields[1])
         children.setdefault(ppid, []).append(pid)
         rss[pid] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
-    total, todo = 0, [root]
+    total_rss = total_pss = 0
+    todo = [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        total_rss += rss.get(pid, 0)
+        total_pss += _pss_kb(pid)
         todo += children.get(pid, [])
-    return total
+    return total_rss, total_pss
 
 
-def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tuple[float, float]:
-    """Run one command; return (seconds, peak tree RSS in MB)."""
+def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, float]:
+    """Run one command; return (seconds, peak tree RSS in MB, peak tree PSS in MB)."""
     preexec: Callable[[], None] | None = (lambda: os.sched_setaffinity(0, {0})) if pin else None
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=preexec, cwd=ROOT)
-    peak = 0
+    peak = peak_pss = 0
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
-            peak = max(peak, tree_rss_kb(proc.pid))
+            rss, pss = tree_mem_kb(proc.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             time.sleep(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -90,7 +111,7 @@ def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tu
     sampler.join()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
-    return elapsed, peak / 1024
+    return elapsed, peak / 1024, peak_pss / 1024
 
 
 def count_plays(path: Path) -> tuple[int, int]:
@@ -152,6 +173,7 @@ def main() -> None:
     def fresh_db() -> None:
         for p in (db, Path(str(db) + ".wal")):
             p.unlink(missing_ok=True)
+        shutil.rmtree(Path(str(db) + ".tmp"), ignore_errors=True)
 
     stages: dict[str, tuple[list[str], bool, Callable[[], None] | None]] = {
         "parse": ([sys.executable, "-c", PARSE_ONLY, str(games_file)], True, None),
@@ -170,24 +192,26 @@ def main() -> None:
     for name, (cmd, pin, before) in stages.items():
         if name in skip:
             continue
-        times, peaks = [], []
+        times, peaks, pss_peaks = [], [], []
         for _ in range(args.reps):
             if before:
                 before()
             if name == "report":
                 shutil.rmtree(reports, ignore_errors=True)
-            elapsed, peak = run_stage(cmd, pin)
+            elapsed, peak, peak_pss = run_stage(cmd, pin)
             times.append(elapsed)
             peaks.append(peak)
+            pss_peaks.append(peak_pss)
         t = statistics.median(times)
         results[name] = {
             "seconds": round(t, 3),
             "games_per_s": round(games / t, 1),
             "plays_per_s": round(plays / t, 1),
             "peak_rss_mb": round(max(peaks), 1),
+            "peak_pss_mb": round(max(pss_peaks), 1),
         }
         print(
-            f"{name:<13} {results[name]['games_per_s']:>10,.0f} games/s {results[name]['plays_per_s']:>14,.0f} plays/s  peak {results[name]['peak_rss_mb']:>7.1f} MB",
+            f"{name:<13} {results[name]['games_per_s']:>10,.0f} games/s {results[name]['plays_per_s']:>14,.0f} plays/s  peak RSS {results[name]['peak_rss_mb']:>7.1f} MB, PSS {results[name]['peak_pss_mb']:>7.1f} MB",
             flush=True,
         )
 
@@ -222,13 +246,13 @@ def markdown_table(out: dict[str, Any]) -> str:
         f"{out['games']:,} complete games ({out['plays']:,} card plays), median of {out['reps']} runs, "
         f"on {m['cpus']} × {m['cpu']}, {m['memory_gb']} GB, Python {m['python']}:",
         "",
-        "| stage | games/s | card plays/s | × parse limit | peak RSS |",
-        "|---|---:|---:|---:|---:|",
+        "| stage | games/s | card plays/s | × parse limit | peak RSS (sum) | peak PSS (sum) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for name, s in out["stages"].items():
         ratio = out["ratio_to_parse"].get(name)
         lines.append(
-            f"| {name} | {s['games_per_s']:,.0f} | {s['plays_per_s']:,.0f} | {'' if ratio is None else f'{ratio:.2f}'} | {s['peak_rss_mb']:.0f} MB |"
+            f"| {name} | {s['games_per_s']:,.0f} | {s['plays_per_s']:,.0f} | {'' if ratio is None else f'{ratio:.2f}'} | {s['peak_rss_mb']:.0f} MB | {s['peak_pss_mb']:.0f} MB |"
         )
     return "\n".join(lines)
 

@@ -119,7 +119,7 @@ def read_file(f: InputFile) -> Iterator[Item]:
         with f.path.open("rb") as fh:
             for number, line in enumerate(fh, 1):
                 raw = line.rstrip(b"\r\n")
-                if raw.strip():
+                if raw and not raw.isspace():
                     yield Item(f.source, number, raw)
     except OSError as exc:
         yield Item(f.source, None, b"", f"cannot read: {exc.strerror or exc}")

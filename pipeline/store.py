@@ -21,11 +21,13 @@ import shutil
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 import pyarrow as pa
+
+if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest does not need it)
+    import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
 SCHEMA_VERSION = 1
@@ -390,18 +392,23 @@ def _read_version(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), read_only=read_only, config=config or {})
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:
+        raise _open_error(path, exc) from None
+
+
+def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
+    """A DuckDB error from opening ``path`` as one clear :class:`StoreError`."""
+    if isinstance(exc, duckdb.IOException):
         text = str(exc)
         if "lock" in text.lower():
-            raise StoreLockedError(
+            return StoreLockedError(
                 f"{path}: database is in use by another process (DuckDB allows one writer per file; "
                 "wait for it to finish)"
-            ) from None
+            )
         if "not a valid DuckDB database" in text or "database file" in text:
-            raise NotAStoreError(f"{path}: not a DuckDB database file") from None
-        raise StoreError(f"{path}: cannot open: {text.splitlines()[0]}") from None
-    except duckdb.Error as exc:
-        raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
+            return NotAStoreError(f"{path}: not a DuckDB database file")
+        return StoreError(f"{path}: cannot open: {text.splitlines()[0]}")
+    return StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}")
 
 
 class Store:
@@ -419,8 +426,8 @@ class Store:
     def open(cls, path: Path | str | None = None, *, memory_limit: str = WRITE_MEMORY_LIMIT) -> Store:
         """Open for writing: create the schema in a new file, migrate an older one, refuse a newer one.
 
-        ``memory_limit`` caps DuckDB's buffer memory (it spills to a temporary
-        folder beyond it), so a long ingest stays within a fixed footprint.
+        ``memory_limit`` caps DuckDB's buffer memory (it spills to ``<db>.tmp``
+        beyond it), so a long ingest stays within a fixed footprint.
         """
         p = Path(path) if path is not None else default_db()
         if p.parent and not p.parent.exists():
@@ -530,7 +537,7 @@ class Store:
         """Insert the rows of an Arrow table or polars frame (columns matched by name); returns the row count."""
         if table not in TABLE_DDL:
             raise StoreError(f"unknown table {table!r}")
-        arrow = data.to_arrow() if isinstance(data, pl.DataFrame) else data
+        arrow = data if isinstance(data, pa.Table) else data.to_arrow()
         if arrow.num_rows == 0:
             return 0
         name = f"_batch_{table}"

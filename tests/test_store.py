@@ -196,10 +196,24 @@ def test_replace_within_one_chunk(tmp_path: Path) -> None:
         assert s.count("deals") == 2
 
 
-def test_a_failed_chunk_leaves_nothing_and_a_rerun_completes(
-    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("transaction", "committed"),
+    [(3, 3), (6, 0)],
+    ids=["one-chunk-transactions", "two-chunk-transactions"],
+)
+def test_a_failed_transaction_leaves_nothing_and_a_rerun_completes(
+    inputs: tuple[Path, dict[str, Any]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    transaction: int,
+    committed: int,
 ) -> None:
-    """Atomicity without timing: the insert of plays fails mid-chunk; the chunk's games stay out."""
+    """Atomicity without timing: the insert of plays fails in the second chunk (games 4-6).
+
+    With one chunk per transaction the first three games are stored, whole; with
+    two chunks per transaction the failure takes the first chunk down with it.
+    The failed run's row keeps the counters of what was committed.
+    """
     folder, _ = inputs
     clean = tmp_path / "clean.duckdb"
     ingest([str(folder)], clean)
@@ -216,14 +230,15 @@ def test_a_failed_chunk_leaves_nothing_and_a_rerun_completes(
 
     monkeypatch.setattr(Store, "insert_batch", flaky)
     with pytest.raises(RuntimeError):
-        ingest([str(folder)], db, chunk=3)
+        ingest([str(folder)], db, chunk=3, transaction=transaction)
     monkeypatch.setattr(Store, "insert_batch", real)
     with Store.open_readonly(db) as s:
-        # Only the first chunk (3 games) is there, whole.
-        assert s.count("games") == 3
-        assert s.con.execute("SELECT count(DISTINCT game_id) FROM plays").fetchall()[0][0] == 3
-        assert s.con.execute("SELECT status FROM ingest_runs").fetchall() == [("failed",)]
-    ingest([str(folder)], db, chunk=3)
+        assert s.count("games") == committed
+        assert s.con.execute("SELECT count(DISTINCT game_id) FROM plays").fetchall()[0][0] == committed
+        assert s.con.execute("SELECT status, records, inserted FROM ingest_runs").fetchall() == [
+            ("failed", committed, committed)
+        ]
+    ingest([str(folder)], db, chunk=3, transaction=transaction)
     assert snapshot(db) == snapshot(clean)
 
 
