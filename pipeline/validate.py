@@ -21,7 +21,10 @@ from pipeline.record import fast_decode
 from pipeline.replay import Replay, Violation, json_error, replay, replay_checked
 from pipeline.sources import Item, parse
 
+#: Records read ahead per batch with several workers (two batches are in flight).
 BATCH = 2048
+#: Records per task sent to a worker.
+TASK = 128
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
 
@@ -97,8 +100,15 @@ def check_items(items: Iterable[Item], workers: int = 1, json_report: bool = Fal
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     with ctx.Pool(workers, initializer=tune_gc) as pool:
-        while batch := list(islice(it, BATCH)):
-            yield from zip(batch, pool.imap(fn, batch, chunksize=256), strict=True)
+        # Two batches in flight: the workers start on the next batch while this one's
+        # results are consumed, so none of them waits at a batch boundary.
+        batch = list(islice(it, BATCH))
+        results = pool.imap(fn, batch, chunksize=TASK) if batch else None
+        while results is not None:
+            nxt = list(islice(it, BATCH))
+            nxt_results = pool.imap(fn, nxt, chunksize=TASK) if nxt else None
+            yield from zip(batch, results, strict=True)
+            batch, results = nxt, nxt_results
 
 
 def status(r: Replay) -> str:
