@@ -180,14 +180,15 @@ def ingest_files(
                 records = 0
                 for part in chunks:
                     writer.write(part)
-                    pa.default_memory_pool().release_unused()
                     if progress is not None:
                         progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
                     records += len(part)
+                    del part  # before the next chunk is read (the workers' results are already back)
                     if records >= transaction:
                         more = True
                         break
                 writer.commit()
+            pa.default_memory_pool().release_unused()  # DuckDB holds the Arrow tables until the commit
     except BaseException:
         writer.end("failed")
         raise
