@@ -54,7 +54,7 @@ CHUNK = 512
 #: transaction's rows (and the Arrow tables they came from) in memory until it commits.
 TRANSACTION = 512
 #: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top).
-INGEST_MEMORY_LIMIT = "128MB"
+INGEST_MEMORY_LIMIT = "96MB"
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Write-ahead log size that triggers a checkpoint while ingesting (DuckDB's default:
@@ -189,6 +189,9 @@ def ingest_files(
                         break
                 writer.commit()
             pa.default_memory_pool().release_unused()  # DuckDB holds the Arrow tables until the commit
+        # Fold the log into the file now, under the ingest's memory cap: left to the close,
+        # the checkpoint would run with the connection's larger cap and peak there.
+        store.con.execute("CHECKPOINT")
     except BaseException:
         writer.end("failed")
         raise
