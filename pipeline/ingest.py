@@ -63,7 +63,7 @@ ALLOCATOR_FLUSH = "16MB"
 #: checkpoint came every ~500 games and most of the writer's time went into zstd
 #: recompressing raw texts already stored.  The log may now reach this size on disk
 #: before it is folded into the file (a killed run replays it on the next open).
-INGEST_CHECKPOINT = "256MB"
+INGEST_CHECKPOINT = "128MB"
 #: Records per task sent to a worker.
 TASK = 32
 
