@@ -45,7 +45,7 @@ from pipeline import __version__
 from pipeline.rows import Built, build_item, content_hash, worker_init
 from pipeline.sources import InputFile, Item, expand, read_file
 from pipeline.store import Store
-from pipeline.tables import game_tables
+from pipeline.tables import game_tables, rows_table
 from pipeline.validate import GC_THRESHOLD
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.
@@ -183,7 +183,7 @@ def ingest_files(
                     if progress is not None:
                         progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
                     records += len(part)
-                    del part  # before the next chunk is read (the workers' results are already back)
+                    del part  # freed before the next chunk is read
                     if records >= transaction:
                         more = True
                         break
@@ -301,7 +301,7 @@ class _Writer:
         self.run = run
         self.replace = replace
         #: The counters as of the last commit (what a failed run's row keeps).
-        self.committed = replace_counters(RunSummary(), run)
+        self.committed = _replace_counters(RunSummary(), run)
 
     # -- the run row -------------------------------------------------------------------
 
@@ -318,19 +318,18 @@ class _Writer:
     def _update_run(self) -> None:
         r = self.run
         self.store.con.execute(
-            "UPDATE ingest_runs SET records = ?, inserted = ?, replaced = ?, duplicates = ?, conflicts = ?,"
-            " rejected = ?, invalid = ? WHERE run_id = ?",
-            [r.records, r.inserted, r.replaced, r.duplicates, r.conflicts, r.rejected, r.invalid, r.run_id],
+            f"UPDATE ingest_runs SET {', '.join(f'{c} = ?' for c in _COUNTERS)} WHERE run_id = ?",
+            [*(getattr(r, c) for c in _COUNTERS), r.run_id],
         )
 
     def commit(self) -> None:
         """Record the counters in the run row, in the transaction about to commit."""
         self._update_run()
-        self.committed = replace_counters(self.committed, self.run)
+        self.committed = _replace_counters(self.committed, self.run)
 
     def end(self, status: str) -> None:
         if status != "finished":  # what the rolled-back transaction counted is not in the database
-            replace_counters(self.run, self.committed)
+            _replace_counters(self.run, self.committed)
         self.run.finished_at = datetime.now(UTC)
         try:
             with self.store.atomic():
@@ -439,10 +438,7 @@ class _Writer:
                 (rid, run.run_id, now, item.source, item.line, reason, message, b.game_id, b.sha, raw, raw_bytes)
             )
         if reject_rows:
-            cols = list(zip(*reject_rows, strict=True))
-            tables["rejects"] = pa.table(
-                {name: pa.array(col, REJECT_TYPES[name]) for name, col in zip(REJECT_TYPES, cols, strict=True)}
-            )
+            tables["rejects"] = rows_table(reject_rows, REJECT_TYPES)
         self.store.delete_games(delete)
         for name, table in tables.items():
             self.store.insert_batch(name, table)
@@ -472,7 +468,7 @@ REJECT_TYPES: dict[str, Any] = {
 }
 
 
-def replace_counters(target: RunSummary, source: RunSummary) -> RunSummary:
+def _replace_counters(target: RunSummary, source: RunSummary) -> RunSummary:
     """Copy the record counters of ``source`` into ``target``; returns ``target``."""
     for name in _COUNTERS:
         setattr(target, name, getattr(source, name))

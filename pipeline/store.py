@@ -392,23 +392,18 @@ def _read_version(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(str(path), read_only=read_only, config=config or {})
-    except duckdb.Error as exc:
-        raise _open_error(path, exc) from None
-
-
-def _open_error(path: Path, exc: duckdb.Error) -> StoreError:
-    """A DuckDB error from opening ``path`` as one clear :class:`StoreError`."""
-    if isinstance(exc, duckdb.IOException):
+    except duckdb.IOException as exc:
         text = str(exc)
         if "lock" in text.lower():
-            return StoreLockedError(
+            raise StoreLockedError(
                 f"{path}: database is in use by another process (DuckDB allows one writer per file; "
                 "wait for it to finish)"
-            )
+            ) from None
         if "not a valid DuckDB database" in text or "database file" in text:
-            return NotAStoreError(f"{path}: not a DuckDB database file")
-        return StoreError(f"{path}: cannot open: {text.splitlines()[0]}")
-    return StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}")
+            raise NotAStoreError(f"{path}: not a DuckDB database file") from None
+        raise StoreError(f"{path}: cannot open: {text.splitlines()[0]}") from None
+    except duckdb.Error as exc:
+        raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
 
 
 class Store:

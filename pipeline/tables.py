@@ -159,29 +159,32 @@ def game_tables(games: list[tuple[Item, Built]]) -> dict[str, pa.Table]:
     if not games:
         return {}
     built = [b for _, b in games]
-    g = _table([b.game for b in built], GAME_TYPES)
+    g = rows_table([b.game for b in built], GAME_TYPES)
     g = g.append_column("content_hash", pa.array([b.sha for b in built], _STR))
     g = g.append_column("source", pa.array([it.source for it, _ in games], _STR))
     g = g.append_column("line", pa.array([it.line for it, _ in games], _I32))
     g = g.append_column("raw", _text([it.raw for it, _ in games]))
     out = {"games": g, **_deal_tables(built)}
-    out["violations"] = _table([r for b in built for r in b.violations], VIOLATION_TYPES)
+    out["violations"] = rows_table([r for b in built for r in b.violations], VIOLATION_TYPES)
     return out
 
 
 def _text(raws: list[bytes]) -> pa.Array:
     """Raw inputs as one string column over their joined bytes (a stored game is UTF-8: it parsed as JSON)."""
-    data = b"".join(raws)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return pa.array([r.decode("utf-8", errors="replace") for r in raws], pa.large_string())
     offsets = np.zeros(len(raws) + 1, dtype=np.int64)
     np.cumsum([len(r) for r in raws], out=offsets[1:])
-    return pa.Array.from_buffers(pa.large_string(), len(raws), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    arr = pa.Array.from_buffers(
+        pa.large_string(), len(raws), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raws))]
+    )
+    try:
+        arr.validate(full=True)  # checks the UTF-8 without a Python str of the chunk
+    except pa.ArrowInvalid:
+        return pa.array([r.decode("utf-8", errors="replace") for r in raws], pa.large_string())
+    return arr
 
 
-def _table(rows: list[tuple[Any, ...]], types: dict[str, Any]) -> pa.Table:
+def rows_table(rows: list[tuple[Any, ...]], types: dict[str, Any]) -> pa.Table:
+    """Row tuples as an Arrow table with these columns (names and types, in tuple order)."""
     names = list(types)
     if not rows:
         return pa.table({k: pa.array([], t) for k, t in types.items()})
@@ -313,4 +316,4 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
     return out
 
 
-__all__ = ["game_tables"]
+__all__ = ["game_tables", "rows_table"]
