@@ -188,7 +188,7 @@ def ingest_files(
                         more = True
                         break
                 writer.commit()
-            pa.default_memory_pool().release_unused()  # DuckDB holds the Arrow tables until the commit
+            pa.default_memory_pool().release_unused()  # hand the chunk's Arrow buffers back to the system
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
         store.con.execute("CHECKPOINT")
@@ -265,6 +265,7 @@ def built_chunks(
         batch = list(islice(it, chunk))
         pre, todo = split(batch)
         pending = pool.map_async(build_item, todo, chunksize=TASK) if batch else None
+        del todo  # else the first chunk's inputs stay alive for the whole run
         while pending is not None:
             nxt = list(islice(it, chunk))
             nxt_pre, nxt_todo = split(nxt) if nxt else ([], [])

@@ -535,12 +535,11 @@ class Store:
         arrow = data if isinstance(data, pa.Table) else data.to_arrow()
         if arrow.num_rows == 0:
             return 0
-        name = f"_batch_{table}"
-        self.con.register(name, arrow)
-        try:
-            self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {name}")
-        finally:
-            self.con.unregister(name)
+        # DuckDB scans the local variable by name (a replacement scan).  Unlike a registered
+        # view, which the transaction keeps (and the Arrow table with it) until it commits,
+        # nothing holds the table once the statement has run.
+        _batch = arrow  # read by name in the SQL below
+        self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _batch")
         return int(arrow.num_rows)
 
     def delete_games(self, game_ids: Sequence[str]) -> None:
