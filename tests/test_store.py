@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
@@ -149,6 +150,41 @@ def test_second_ingest_changes_nothing(inputs: tuple[Path, dict[str, Any]], tmp_
     assert run.inserted == 0 and run.duplicates == 9  # 8 stored games and the in-file duplicate
     assert snapshot(db) == before
     assert counts(db)["ingest_runs"] == 2
+
+
+def test_stored_keys_say_maybe_for_every_stored_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = ingest_mod._Keys(np.array([9, 1, 5], dtype=np.uint64))
+    probe = np.array([1, 2, 5, 9, 10, 11], dtype=np.uint64)
+    assert keys.maybe(probe).tolist() == [True, False, True, True, False, False]
+    keys.add(np.array([2], dtype=np.uint64))  # kept aside until MERGE keys are added
+    assert keys.maybe(probe).tolist() == [True, True, True, True, False, False]
+    monkeypatch.setattr(ingest_mod._Keys, "MERGE", 2)
+    keys.add(np.array([10, 11], dtype=np.uint64))  # merged into the sorted array
+    assert len(keys) == 6 and not keys._recent
+    assert keys.maybe(probe).all()
+    assert not ingest_mod._Keys(np.zeros(0, dtype=np.uint64)).maybe(probe).any()
+
+
+def test_duplicates_conflicts_and_replacements_are_found_through_the_stored_keys(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key filter only rules look-ups out: with keys merged after every chunk, and
+    with a filter that rules nothing out, every run counts the same."""
+    folder, _ = inputs
+
+    def runs(db: Path) -> list[tuple[int, ...]]:
+        out = []
+        for replace in (False, False, True):
+            r = ingest([str(folder)], db, chunk=3, replace=replace)
+            out.append((r.records, r.inserted, r.duplicates, r.conflicts, r.replaced, r.rejected, r.invalid))
+        return out
+
+    monkeypatch.setattr(ingest_mod._Keys, "MERGE", 1)
+    merged = runs(tmp_path / "merged.duckdb")
+    monkeypatch.setattr(ingest_mod._Keys, "maybe", lambda self, keys: np.ones(len(keys), dtype=np.bool_))
+    assert runs(tmp_path / "all.duckdb") == merged
+    assert merged[1][1:5] == (0, 9, 1, 0) and merged[2][4] == 1
+    assert snapshot(tmp_path / "merged.duckdb") == snapshot(tmp_path / "all.duckdb")
 
 
 def test_same_input_twice_in_one_run_is_stored_once(tmp_path: Path) -> None:
