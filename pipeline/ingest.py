@@ -1,9 +1,12 @@
 """Ingest: every input record replayed and stored, in atomic batches, idempotently.
 
 Worker processes parse and replay each input and build its compact row data
-(:func:`pipeline.rows.build_item`); this process turns a chunk's row data into
-Arrow tables (:mod:`pipeline.tables`) and is the single DuckDB writer.  Inputs are taken in chunks of :data:`CHUNK` records (one insert
-per table each), and every :data:`TRANSACTION` records are written in **one**
+(:func:`pipeline.rows.build_item`); this process decides each record's fate,
+turns a chunk's row data into Arrow tables (:mod:`pipeline.tables`) and is the
+single DuckDB writer, its inserts and commits running in order on a thread of
+their own (:class:`_Background`) while the next chunk is prepared.  Inputs are
+taken in chunks of :data:`CHUNK` records (one insert per table each), and
+every :data:`TRANSACTION` records are written in **one**
 transaction together with the progress counters of the run's ``ingest_runs``
 row: a process killed at any moment leaves whole transactions only, and running
 the same command again skips what is stored (duplicates) and adds the rest, so
@@ -30,7 +33,9 @@ import hashlib
 import multiprocessing
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
@@ -175,26 +180,23 @@ def ingest_files(
     try:
         items = (item for f in files for item in read_file(f))
         chunks = built_chunks(items, workers, chunk, writer.stored_hashes)
-        more = True
-        while more:
-            more = False
-            with store.atomic():
-                records = 0
-                for part in chunks:
-                    writer.write(part)
-                    if progress is not None:
-                        progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
-                    records += len(part)
-                    del part  # freed before the next chunk is read
-                    if records >= transaction:
-                        more = True
-                        break
+        records = 0
+        for part in chunks:
+            writer.write(part)
+            if progress is not None:
+                progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
+            records += len(part)
+            del part  # freed before the next chunk is read
+            if records >= transaction:
                 writer.commit()
-            pa.default_memory_pool().release_unused()  # hand the chunk's Arrow buffers back to the system
+                records = 0
+        writer.commit()
+        writer.finish()
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
         store.con.execute("CHECKPOINT")
     except BaseException:
+        writer.abort()
         writer.end("failed")
         raise
     finally:
@@ -334,8 +336,59 @@ def _where(source: str, line: int | None) -> str:
 _COUNTERS = ("records", "inserted", "replaced", "duplicates", "conflicts", "rejected", "invalid")
 
 
+class _Background:
+    """DuckDB's writes, run in order on one thread of their own.
+
+    DuckDB releases the GIL while it works, so the writer's Python work on the
+    next chunk (fates, look-ups, Arrow tables) runs while DuckDB inserts and
+    commits this one.  At most :attr:`DEPTH` jobs wait, which bounds the Arrow
+    tables held.  A job that fails stops every job after it (a transaction is
+    never committed past a failed insert), and its error is raised in the caller
+    at the next :meth:`submit` or :meth:`drain`.
+    """
+
+    DEPTH = 1
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-duckdb")
+        self._pending: deque[Future[None]] = deque()
+        self._failed = False
+
+    def _run(self, job: Callable[[], None]) -> None:
+        if self._failed:
+            raise RuntimeError("skipped: an earlier DuckDB write failed")
+        try:
+            job()
+        except BaseException:
+            self._failed = True
+            raise
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._pending.append(self._pool.submit(self._run, job))
+        while len(self._pending) > self.DEPTH:
+            self._pending.popleft().result()
+
+    def drain(self) -> None:
+        """Wait until every job has run; raises the first job's error."""
+        while self._pending:
+            self._pending.popleft().result()
+
+    def close(self) -> None:
+        """Stop: no job starts any more; wait for the one running, whatever its outcome."""
+        self._failed = True
+        for f in self._pending:
+            f.cancel()
+        self._pool.shutdown(wait=True)
+        self._pending.clear()
+
+
 class _Writer:
-    """Decides each record's fate and writes its rows (inside the caller's transaction)."""
+    """Decides each record's fate and writes its rows, a transaction per :meth:`commit`.
+
+    The decisions and the Arrow tables are made in the calling thread; the
+    inserts and commits run in order on a :class:`_Background` thread.  Anything
+    that reads the database through the writing connection waits for it first.
+    """
 
     def __init__(self, store: Store, run: RunSummary, replace: bool) -> None:
         self.store = store
@@ -343,6 +396,11 @@ class _Writer:
         self.replace = replace
         #: The counters as of the last commit (what a failed run's row keeps).
         self.committed = _replace_counters(RunSummary(), run)
+        self.background = _Background()
+        #: A transaction is open on the writing connection (only the background thread writes).
+        self.open = False
+        #: A second connection for the key hashes, which need no table: they do not wait.
+        self.hasher = store.con.cursor()
         stored = store.con.execute("SELECT hash(game_id) AS id, hash(content_hash) AS sha FROM games").fetchnumpy()
         #: What could be stored already, to skip the look-ups of what cannot.
         self.ids = _Keys(np.asarray(stored["id"], dtype=np.uint64))
@@ -360,25 +418,57 @@ class _Writer:
                 [self.run.run_id, self.run.started_at, __version__, list(paths), workers, self.replace, self.run.files],
             )
 
-    def _update_run(self) -> None:
-        r = self.run
+    def _update_run(self, r: RunSummary) -> None:
         self.store.con.execute(
             f"UPDATE ingest_runs SET {', '.join(f'{c} = ?' for c in _COUNTERS)} WHERE run_id = ?",
-            [*(getattr(r, c) for c in _COUNTERS), r.run_id],
+            [*(getattr(r, c) for c in _COUNTERS), self.run.run_id],
         )
 
     def commit(self) -> None:
-        """Record the counters in the run row, in the transaction about to commit."""
-        self._update_run()
-        self.committed = _replace_counters(self.committed, self.run)
+        """Commit what was written since the last commit, with the run row's counters as of now."""
+        counters = _replace_counters(RunSummary(), self.run)
+
+        def job() -> None:
+            self._begin()
+            self._update_run(counters)
+            self.store.con.commit()
+            self.open = False
+            self.committed = counters
+            pa.default_memory_pool().release_unused()  # hand the Arrow buffers back to the system
+
+        self.background.submit(job)
+
+    def finish(self) -> None:
+        """Wait for every write; raises the first one's error."""
+        self.background.drain()
+        self.background.close()
+
+    def abort(self) -> None:
+        """Stop writing and roll back the open transaction (after a failure, or an interrupt)."""
+        self.background.close()
+        if self.open:
+            with contextlib.suppress(duckdb.Error):
+                self.store.con.rollback()
+            self.open = False
+
+    def _begin(self) -> None:
+        if not self.open:
+            self.store.con.begin()
+            self.open = True
+
+    def _query(self, sql: str, values: list[str]) -> list[tuple[Any, ...]]:
+        """A look-up through the writing connection: it must see this transaction's rows."""
+        self.background.drain()
+        return self.store.con.execute(sql, [values]).fetchall()
 
     def end(self, status: str) -> None:
+        self.hasher.close()
         if status != "finished":  # what the rolled-back transaction counted is not in the database
             _replace_counters(self.run, self.committed)
         self.run.finished_at = datetime.now(UTC)
         try:
             with self.store.atomic():
-                self._update_run()
+                self._update_run(self.run)
                 self.store.con.execute(
                     "UPDATE ingest_runs SET status = ?, finished_at = ? WHERE run_id = ?",
                     [status, self.run.finished_at, self.run.run_id],
@@ -393,7 +483,7 @@ class _Writer:
         """The 64-bit keys of these strings, as :class:`_Keys` holds them."""
         if not values:
             return np.zeros(0, dtype=np.uint64)
-        row = self.store.con.execute("SELECT list_transform(?::VARCHAR[], lambda x: hash(x))", [values]).fetchall()[0]
+        row = self.hasher.execute("SELECT list_transform(?::VARCHAR[], lambda x: hash(x))", [values]).fetchall()[0]
         return np.array(row[0], dtype=np.uint64)
 
     @staticmethod
@@ -404,10 +494,9 @@ class _Writer:
         ids = self._candidates(ids, self.ids, self._keys(ids))
         if not ids:
             return {}
-        rows = self.store.con.execute(
-            "SELECT game_id, content_hash, source, line FROM games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))",
-            [ids],
-        ).fetchall()
+        rows = self._query(
+            "SELECT game_id, content_hash, source, line FROM games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", ids
+        )
         return {r[0]: _Known(r[1], r[2], r[3], None) for r in rows}
 
     def stored_hashes(self, shas: list[str]) -> dict[str, bool]:
@@ -415,21 +504,19 @@ class _Writer:
         shas = self._candidates(shas, self.shas, self._keys(shas))
         if not shas:
             return {}
-        rows = self.store.con.execute(
-            "SELECT content_hash, valid FROM games WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", [shas]
-        ).fetchall()
+        rows = self._query(
+            "SELECT content_hash, valid FROM games WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", shas
+        )
         return {r[0]: bool(r[1]) for r in rows}
 
     def _stored_rejects(self, ids: list[str]) -> set[str]:
         if not ids:
             return set()
-        rows = self.store.con.execute(
-            "SELECT reject_id FROM rejects WHERE reject_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
-        ).fetchall()
+        rows = self._query("SELECT reject_id FROM rejects WHERE reject_id IN (SELECT unnest(?::VARCHAR[]))", ids)
         return {r[0] for r in rows}
 
     def write(self, part: Chunk) -> None:
-        """Decide the fate of a chunk's inputs and insert the rows of those stored."""
+        """Decide the fate of a chunk's inputs, and insert the rows of those stored (in the background)."""
         run = self.run
         items = [it for it, _ in part]
         built = [b for _, b in part]
@@ -501,9 +588,14 @@ class _Writer:
             )
         if reject_rows:
             tables["rejects"] = rows_table(reject_rows, REJECT_TYPES)
-        self.store.delete_games(delete)
-        for name, table in tables.items():
-            self.store.insert_batch(name, table)
+
+        def job() -> None:
+            self._begin()
+            self.store.delete_games(delete)
+            for name, table in tables.items():
+                self.store.insert_batch(name, table)
+
+        self.background.submit(job)
 
     def _game_tables(self, games: Chunk, now: datetime) -> dict[str, pa.Table]:
         out = game_tables(games)

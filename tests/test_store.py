@@ -187,6 +187,25 @@ def test_duplicates_conflicts_and_replacements_are_found_through_the_stored_keys
     assert snapshot(tmp_path / "merged.duckdb") == snapshot(tmp_path / "all.duckdb")
 
 
+def test_background_writes_stop_at_the_first_failure() -> None:
+    """No write runs after a failed one (a commit never follows a failed insert), and the
+    error reaches the caller."""
+    background = ingest_mod._Background()
+    ran: list[int] = []
+
+    def fail() -> None:
+        raise RuntimeError("simulated insert failure")
+
+    background.submit(lambda: ran.append(1))
+    background.submit(fail)
+    with pytest.raises(RuntimeError, match="simulated insert failure"):
+        background.submit(lambda: ran.append(3))  # raises the failure of the job before it
+    with pytest.raises(RuntimeError, match="skipped"):
+        background.drain()
+    background.close()
+    assert ran == [1]
+
+
 def test_same_input_twice_in_one_run_is_stored_once(tmp_path: Path) -> None:
     lines = game_lines(3, seed=5, deals=2)
     f = tmp_path / "g.jsonl"
