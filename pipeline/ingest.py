@@ -49,7 +49,7 @@ import pyarrow as pa
 from pipeline import __version__
 from pipeline.rows import Built, build_item, content_hash, worker_init
 from pipeline.sources import InputFile, Item, expand, read_file
-from pipeline.store import Store
+from pipeline.store import Store, StoreError, one_line
 from pipeline.tables import game_tables, rows_table
 from pipeline.validate import GC_THRESHOLD
 
@@ -57,12 +57,11 @@ from pipeline.validate import GC_THRESHOLD
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
 #: included: 512 held about 35 MB more than 256, for no measurable speed.
 CHUNK = 256
-#: Records per transaction (whole chunks).  A large transaction lets DuckDB write its
-#: full row groups straight to the file (``plays`` fills one every ~170 games) instead of
-#: through the write-ahead log: 10,000 games with 2 workers, 860 games/s at 512, 889 at
-#: 1,024, 937 at 2,048, 900 at 4,096 (and 25 MB more memory); at 200,000 games 2,048 took
-#: 285 s against 301 s, with the same peak memory.  A killed run loses at most this much work.
-TRANSACTION = 2048
+#: Records per transaction (whole chunks).  DuckDB holds a transaction's rows until it
+#: commits, under its memory cap.  Larger transactions were faster (10,000 games with 2
+#: workers: 860 games/s at 512, 937 at 2,048), but with 2,048 an ingest with one worker
+#: ran out of the 96 MB cap (the raw texts alone are about 47 MB).
+TRANSACTION = 512
 #: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top).
 INGEST_MEMORY_LIMIT = "96MB"
 #: DuckDB returns freed allocator memory once this much is held after a task.
@@ -198,6 +197,13 @@ def ingest_files(
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
         store.con.execute("CHECKPOINT")
+    except duckdb.Error as exc:
+        writer.abort()
+        writer.end("failed")
+        raise StoreError(
+            f"{store.path}: the database failed during the ingest: {one_line(exc)}. The transactions committed"
+            " before it are kept; running the same command again adds the rest"
+        ) from exc
     except BaseException:
         writer.abort()
         writer.end("failed")

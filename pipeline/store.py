@@ -573,7 +573,7 @@ class Store:
         try:
             statements = duckdb.extract_statements(sql)
         except duckdb.Error as exc:
-            raise QueryError(_one_line(exc)) from None
+            raise QueryError(one_line(exc)) from None
         if not statements:
             raise QueryError("no SQL statement given")
         if self.read_only:
@@ -590,7 +590,7 @@ class Store:
                 rel = self.con.sql(st.query)
                 result = rel.to_arrow_table() if rel is not None else None
         except duckdb.Error as exc:
-            raise QueryError(_one_line(exc)) from None
+            raise QueryError(one_line(exc)) from None
         return result if result is not None else pa.table({})
 
 
@@ -598,7 +598,8 @@ class Store:
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA"})
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """The first line of an error's message (DuckDB's run on with hints and links)."""
     text = str(exc).strip()
     first = text.splitlines()[0] if text else type(exc).__name__
     return first
@@ -657,7 +658,7 @@ def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any
                 store.con.execute(f"COPY {t} TO '{quoted}/{t}.parquet' (FORMAT parquet)")
                 manifest["tables"][t] = {"rows": rows}
         except duckdb.Error as exc:
-            raise StoreError(f"export of {t} failed: {_one_line(exc)}") from None
+            raise StoreError(f"export of {t} failed: {one_line(exc)}") from None
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 

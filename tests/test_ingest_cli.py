@@ -210,3 +210,46 @@ def test_kill_and_rerun_leaves_the_database_as_one_clean_run(tmp_path: Path) -> 
         killed_mid_run += runs[1:] == ["running", "finished"]
     # Not a timing assertion: only that the loop exercised something (some kill landed mid-run).
     assert killed_mid_run >= 1
+
+
+def test_a_database_error_during_ingest_is_one_clear_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB failing mid-run (here: out of memory inserting plays) is a
+    database error: exit 2, one line naming the database, the failed run recorded, and
+    the same command run again finishes the work."""
+    import duckdb
+
+    from pipeline.store import Store
+
+    f = tmp_path / "g.jsonl"
+    f.write_text("\n".join(game_lines(8, seed=4, deals=2)) + "\n", encoding="utf-8")
+    path = tmp_path / "s.duckdb"
+    real = Store.insert_batch
+    calls = {"plays": 0}
+
+    def flaky(self: Store, table: str, data: object) -> int:
+        if table == "plays":
+            calls["plays"] += 1
+            if calls["plays"] == 1:
+                raise duckdb.OutOfMemoryException(
+                    "Out of Memory Error: failed to allocate data of size 4.0 KiB\n\nPossible solutions: ..."
+                )
+        return real(self, table, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "insert_batch", flaky)
+    args = ["ingest", str(f), "--db", str(path), "--workers", "1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert f"{path}: the database failed during the ingest: Out of Memory Error" in message
+    assert "Possible solutions" not in message and "Traceback" not in result.output
+    monkeypatch.setattr(Store, "insert_batch", real)
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    with Store.open_readonly(path) as s:
+        assert s.count("games") == 8
+        assert s.con.execute("SELECT status FROM ingest_runs ORDER BY run_id").fetchall() == [
+            ("failed",),
+            ("finished",),
+        ]
