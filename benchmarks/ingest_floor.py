@@ -78,29 +78,21 @@ def main() -> None:
     timed("read + hash", t)
     n = len(items)
 
-    sent = []
-    t = time.process_time()
-    for item in items:
-        sent.append(pickle.dumps(item, pickle.HIGHEST_PROTOCOL))
-    timed("send", t)
-    t = time.process_time()
-    for data in sent:
-        pickle.loads(data)
-    timed("receive", t)
-    del sent
+    def transfer(objs: list[Any]) -> None:
+        """Pickle each object and unpickle it, as the process pool does on its way."""
+        t = time.process_time()
+        sent = [pickle.dumps(o, pickle.HIGHEST_PROTOCOL) for o in objs]
+        timed("send", t)
+        t = time.process_time()
+        for data in sent:
+            pickle.loads(data)
+        timed("receive", t)
+
+    transfer(items)  # to the workers
     t = time.process_time()
     built = [build_item(item) for item in items]
     timed("replay + rows", t)
-    back = []
-    t = time.process_time()
-    for b in built:
-        back.append(pickle.dumps(b, pickle.HIGHEST_PROTOCOL))
-    timed("send", t)
-    t = time.process_time()
-    for data in back:
-        pickle.loads(data)
-    timed("receive", t)
-    del back
+    transfer(built)  # and back
 
     chunks = [
         list(zip(items[i : i + args.chunk], built[i : i + args.chunk], strict=True)) for i in range(0, n, args.chunk)

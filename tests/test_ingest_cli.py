@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from tests.store_games import game_lines
-from tests.test_store import make_inputs, snapshot
+from tests.test_store import fail_plays_insert, make_inputs, snapshot
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -225,26 +225,20 @@ def test_a_database_error_during_ingest_is_one_clear_line_and_exit_2(
     f = tmp_path / "g.jsonl"
     f.write_text("\n".join(game_lines(8, seed=4, deals=2)) + "\n", encoding="utf-8")
     path = tmp_path / "s.duckdb"
-    real = Store.insert_batch
-    calls = {"plays": 0}
-
-    def flaky(self: Store, table: str, data: object) -> int:
-        if table == "plays":
-            calls["plays"] += 1
-            if calls["plays"] == 1:
-                raise duckdb.OutOfMemoryException(
-                    "Out of Memory Error: failed to allocate data of size 4.0 KiB\n\nPossible solutions: ..."
-                )
-        return real(self, table, data)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Store, "insert_batch", flaky)
+    fail_plays_insert(
+        monkeypatch,
+        1,
+        duckdb.OutOfMemoryException(
+            "Out of Memory Error: failed to allocate data of size 4.0 KiB\n\nPossible solutions: ..."
+        ),
+    )
     args = ["ingest", str(f), "--db", str(path), "--workers", "1"]
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     message = " ".join(result.output.split())
     assert f"{path}: the database failed during the ingest: Out of Memory Error" in message
     assert "Possible solutions" not in message and "Traceback" not in result.output
-    monkeypatch.setattr(Store, "insert_batch", real)
+    monkeypatch.undo()
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output
     with Store.open_readonly(path) as s:

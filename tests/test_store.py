@@ -40,6 +40,21 @@ ROOT = Path(__file__).resolve().parent.parent
 VOLATILE = {"run_id", "ingested_at", "rejected_at"}
 
 
+def fail_plays_insert(monkeypatch: pytest.MonkeyPatch, nth: int, error: BaseException) -> None:
+    """Make the ``nth`` insert into ``plays`` raise ``error`` (the others go through)."""
+    real = Store.insert_batch
+    calls = {"plays": 0}
+
+    def flaky(self: Store, table: str, data: Any) -> int:
+        if table == "plays":
+            calls["plays"] += 1
+            if calls["plays"] == nth:
+                raise error
+        return real(self, table, data)
+
+    monkeypatch.setattr(Store, "insert_batch", flaky)
+
+
 def make_inputs(folder: Path) -> dict[str, Any]:
     """A small input set with every kind of bad line; returns what the store should hold."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -273,20 +288,10 @@ def test_a_failed_transaction_leaves_nothing_and_a_rerun_completes(
     clean = tmp_path / "clean.duckdb"
     ingest([str(folder)], clean)
     db = tmp_path / "s.duckdb"
-    real = Store.insert_batch
-    calls = {"plays": 0}
-
-    def flaky(self: Store, table: str, data: Any) -> int:
-        if table == "plays":
-            calls["plays"] += 1
-            if calls["plays"] == 2:
-                raise RuntimeError("simulated crash")
-        return real(self, table, data)
-
-    monkeypatch.setattr(Store, "insert_batch", flaky)
+    fail_plays_insert(monkeypatch, 2, RuntimeError("simulated crash"))
     with pytest.raises(RuntimeError):
         ingest([str(folder)], db, chunk=3, transaction=transaction)
-    monkeypatch.setattr(Store, "insert_batch", real)
+    monkeypatch.undo()
     with Store.open_readonly(db) as s:
         assert s.count("games") == committed
         assert s.con.execute("SELECT count(DISTINCT game_id) FROM plays").fetchall()[0][0] == committed
