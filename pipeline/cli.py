@@ -241,6 +241,16 @@ def ingest(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON on stdout.")] = False,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit",
+            metavar="SIZE",
+            help="DuckDB's memory cap while ingesting, e.g. 1GB (default: 96MB, enough for ordinary games; "
+            "records far larger than a game of about 23 kB need more).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay every record and store it in the DuckDB database, with its violations.
 
@@ -252,9 +262,12 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from pipeline.ingest import ingest_files
+    from pipeline.ingest import INGEST_MEMORY_LIMIT, MEMORY, ingest_files
     from pipeline.store import Store, StoreError, default_db
 
+    memory_limit = memory_limit or INGEST_MEMORY_LIMIT
+    if not MEMORY.fullmatch(memory_limit):
+        raise fail(f"--memory-limit {memory_limit!r}: expected a size such as 96MB or 1GB")
     try:
         files = expand(paths)
     except SourceError as exc:
@@ -285,7 +298,9 @@ def ingest(
                 rate = done[0] / max(time.perf_counter() - t0, 1e-9)
                 bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
 
-            run = ingest_files(store, files, paths, workers=n_workers, replace=replace, progress=progress)
+            run = ingest_files(
+                store, files, paths, workers=n_workers, replace=replace, progress=progress, memory_limit=memory_limit
+            )
     except StoreError as exc:
         raise fail(str(exc)) from None
     if json_out:

@@ -32,6 +32,7 @@ import gc
 import hashlib
 import multiprocessing
 import os
+import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -62,8 +63,13 @@ CHUNK = 256
 #: workers: 860 games/s at 512, 937 at 2,048), but with 2,048 an ingest with one worker
 #: ran out of the 96 MB cap (the raw texts alone are about 47 MB).
 TRANSACTION = 512
-#: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top).
+#: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top), by
+#: default.  Enough for games of the simulated size (about 23 kB a line); DuckDB keeps long
+#: strings in memory until a checkpoint, so much larger records need more
+#: (``backalley ingest --memory-limit``; see "Known limit" in docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
+#: A memory size as DuckDB reads it.
+MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|[KMGT]i?B)", re.IGNORECASE)
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Write-ahead log size that triggers a checkpoint while ingesting (DuckDB's default:
@@ -129,6 +135,7 @@ def ingest(
     progress: Progress | None = None,
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
+    memory_limit: str = INGEST_MEMORY_LIMIT,
 ) -> RunSummary:
     """Replay and store every record under ``paths``; returns the run's counters.
 
@@ -147,6 +154,7 @@ def ingest(
             progress=progress,
             chunk=chunk,
             transaction=transaction,
+            memory_limit=memory_limit,
         )
 
 
@@ -160,7 +168,11 @@ def ingest_files(
     progress: Progress | None = None,
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
+    memory_limit: str = INGEST_MEMORY_LIMIT,
 ) -> RunSummary:
+    """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile."""
+    if not MEMORY.fullmatch(memory_limit):
+        raise ValueError(f"memory limit {memory_limit!r}: expected a size such as 96MB or 1GB")
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=len(files))
     writer = _Writer(store, run, replace)
@@ -173,7 +185,7 @@ def ingest_files(
     settings = _Settings(
         store,
         {
-            "memory_limit": INGEST_MEMORY_LIMIT,
+            "memory_limit": memory_limit,
             "allocator_flush_threshold": ALLOCATOR_FLUSH,
             "checkpoint_threshold": INGEST_CHECKPOINT,
             "threads": "1",
@@ -200,9 +212,15 @@ def ingest_files(
     except duckdb.Error as exc:
         writer.abort()
         writer.end("failed")
+        hint = (
+            f" (records much larger than a game of about 23 kB need more than the {memory_limit} ingest memory"
+            " limit: backalley ingest --memory-limit)"
+            if isinstance(exc, duckdb.OutOfMemoryException) or "failed to pin block" in str(exc)
+            else ""
+        )
         raise StoreError(
-            f"{store.path}: the database failed during the ingest: {one_line(exc)}. The transactions committed"
-            " before it are kept; running the same command again adds the rest"
+            f"{store.path}: the database failed during the ingest: {one_line(exc)}{hint}. The transactions"
+            " committed before it are kept; running the same command again adds the rest"
         ) from exc
     except BaseException:
         writer.abort()

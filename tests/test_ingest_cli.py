@@ -247,3 +247,26 @@ def test_a_database_error_during_ingest_is_one_clear_line_and_exit_2(
             ("failed",),
             ("finished",),
         ]
+
+
+def test_memory_limit_is_duckdbs_cap_while_ingesting(tmp_path: Path) -> None:
+    """Records far larger than a game need more memory than the default cap; the option
+    reaches DuckDB (a cap too small fails with a hint, a large one succeeds), and a
+    size DuckDB cannot read is a usage error before the database is touched."""
+    lines = [json.dumps(dict(json.loads(line), event="E" * 40_000)) for line in game_lines(300, seed=6, deals=2)]
+    f = tmp_path / "big.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = tmp_path / "s.duckdb"
+    args = ["ingest", str(f), "--db", str(path), "--workers", "1", "--memory-limit"]
+    bad = runner.invoke(app, [*args, "lots"])
+    assert bad.exit_code == 2 and "expected a size such as 96MB" in bad.output and not path.exists()
+    small = runner.invoke(app, [*args, "16MB"])
+    assert small.exit_code == 2
+    message = " ".join(small.output.split())
+    assert "need more than the 16MB ingest memory limit: backalley ingest --memory-limit" in message
+    large = runner.invoke(app, [*args, "256MB"])
+    assert large.exit_code in (0, 1), large.output  # the long event makes the records invalid: still stored
+    from pipeline.store import Store
+
+    with Store.open_readonly(path) as s:
+        assert s.count("games") == 300
