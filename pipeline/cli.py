@@ -262,12 +262,14 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from pipeline.ingest import INGEST_MEMORY_LIMIT, MEMORY, ingest_files
+    from pipeline.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
     from pipeline.store import Store, StoreError, default_db
 
     memory_limit = memory_limit or INGEST_MEMORY_LIMIT
-    if not MEMORY.fullmatch(memory_limit):
-        raise fail(f"--memory-limit {memory_limit!r}: expected a size such as 96MB or 1GB")
+    try:
+        check_memory_limit(memory_limit)
+    except ValueError as exc:
+        raise fail(f"--memory-limit {exc}") from None
     try:
         files = expand(paths)
     except SourceError as exc:

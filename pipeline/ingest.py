@@ -69,7 +69,7 @@ TRANSACTION = 512
 #: (``backalley ingest --memory-limit``; see "Known limit" in docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
 #: A memory size as DuckDB reads it.
-MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|[KMGT]i?B)", re.IGNORECASE)
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|[KMGT]i?B)", re.IGNORECASE)
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Write-ahead log size that triggers a checkpoint while ingesting (DuckDB's default:
@@ -171,8 +171,7 @@ def ingest_files(
     memory_limit: str = INGEST_MEMORY_LIMIT,
 ) -> RunSummary:
     """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile."""
-    if not MEMORY.fullmatch(memory_limit):
-        raise ValueError(f"memory limit {memory_limit!r}: expected a size such as 96MB or 1GB")
+    check_memory_limit(memory_limit)
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=len(files))
     writer = _Writer(store, run, replace)
@@ -209,9 +208,11 @@ def ingest_files(
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
         store.con.execute("CHECKPOINT")
-    except duckdb.Error as exc:
+    except BaseException as exc:
         writer.abort()
         writer.end("failed")
+        if not isinstance(exc, duckdb.Error):
+            raise
         hint = (
             f" (records much larger than a game of about 23 kB need more than the {memory_limit} ingest memory"
             " limit: backalley ingest --memory-limit)"
@@ -222,16 +223,18 @@ def ingest_files(
             f"{store.path}: the database failed during the ingest: {one_line(exc)}{hint}. The transactions"
             " committed before it are kept; running the same command again adds the rest"
         ) from exc
-    except BaseException:
-        writer.abort()
-        writer.end("failed")
-        raise
     finally:
         gc.set_threshold(*threshold)
         settings.restore()
     run.seconds = time.perf_counter() - t0
     writer.end("finished")
     return run
+
+
+def check_memory_limit(size: str) -> None:
+    """Raises ``ValueError`` unless ``size`` is a memory size DuckDB reads (``96MB``, ``1GB``)."""
+    if not _MEMORY.fullmatch(size):
+        raise ValueError(f"{size!r}: expected a size such as 96MB or 1GB")
 
 
 class _Settings:
@@ -517,8 +520,8 @@ class _Writer:
     def _candidates(values: list[str], keys: _Keys, of: np.ndarray[Any, np.dtype[np.uint64]]) -> list[str]:
         return [v for v, m in zip(values, keys.maybe(of).tolist(), strict=True) if m]
 
-    def _stored_games(self, ids: list[str]) -> dict[str, _Known]:
-        ids = self._candidates(ids, self.ids, self._keys(ids))
+    def _stored_games(self, ids: list[str], keys: np.ndarray[Any, np.dtype[np.uint64]]) -> dict[str, _Known]:
+        ids = self._candidates(ids, self.ids, keys)
         if not ids:
             return {}
         rows = self._query(
@@ -547,7 +550,9 @@ class _Writer:
         run = self.run
         items = [it for it, _ in part]
         built = [b for _, b in part]
-        known = self._stored_games(list({b.game_id for b in built if b.reject is None and b.game_id is not None}))
+        ids = list({b.game_id for b in built if b.reject is None and b.game_id is not None})
+        id_keys = self._keys(ids)
+        known = self._stored_games(ids, id_keys)
         accepted = np.zeros(len(items), dtype=np.bool_)
         delete: list[str] = []
         rejects: list[tuple[int, str, str]] = []  # (index, reason, message)
@@ -593,7 +598,8 @@ class _Writer:
         now = datetime.now(UTC)
         stored = [part[i] for i in np.flatnonzero(accepted)]
         if stored:
-            self.ids.add(self._keys([b.game_id for _, b in stored if b.game_id is not None]))
+            key_of = dict(zip(ids, id_keys.tolist(), strict=True))
+            self.ids.add(np.array([key_of[b.game_id] for _, b in stored if b.game_id is not None], dtype=np.uint64))
             self.shas.add(self._keys([b.sha for _, b in stored]))
         tables = self._game_tables(stored, now)
         rids = {i: reject_id(items[i].source, items[i].line, built[i].sha) for i, _, _ in rejects}
@@ -656,4 +662,14 @@ def _replace_counters(target: RunSummary, source: RunSummary) -> RunSummary:
     return target
 
 
-__all__ = ["CHUNK", "TRANSACTION", "Chunk", "RunSummary", "built_chunks", "ingest", "ingest_files", "reject_id"]
+__all__ = [
+    "CHUNK",
+    "TRANSACTION",
+    "Chunk",
+    "RunSummary",
+    "built_chunks",
+    "check_memory_limit",
+    "ingest",
+    "ingest_files",
+    "reject_id",
+]
