@@ -10,7 +10,7 @@ SEED   ?= 2026
 .PHONY: install demo test lint format bench schema clean
 
 # Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
-$(STAMP): pyproject.toml setup.py pipeline/cards.py pipeline/rules.py pipeline/replay.py
+$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py pipeline/backalley/rules.py pipeline/backalley/replay.py
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -36,7 +36,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests benchmarks
 	$(BIN)/ruff format --check pipeline tests benchmarks
-	$(BIN)/mypy --strict pipeline
+	$(BIN)/mypy --strict pipeline/backalley
 
 test: $(STAMP) lint
 	$(BIN)/pytest
@@ -52,4 +52,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build pipeline/*.so *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players
+	rm -rf $(VENV) build dist pipeline/backalley/*.so pipeline/backalley/_build.py *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players

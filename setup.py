@@ -1,22 +1,76 @@
 """Build hook: compile the replay's hot modules with mypyc (see README, "Speed").
 
-``pipeline/cards.py``, ``rules.py`` and ``replay.py`` are plain, fully typed
-Python; mypyc (part of mypy) compiles them to C extensions, which run the
-replay about 1.7 times faster.  Set ``BACKALLEY_PURE_PYTHON=1`` to install
-without compiling (no C compiler needed; the same code runs interpreted).
+``backalley/cards.py``, ``rules.py`` and ``replay.py`` (under ``pipeline/``)
+are plain, fully typed Python; mypyc (part of mypy) compiles them to C
+extensions, which run the replay about 1.7 times faster.
+
+* ``BACKALLEY_PURE_PYTHON=1`` installs without compiling (no C compiler
+  needed; the same code runs interpreted, with the same results).
+* A C build that fails (no compiler, no Python headers) falls back to the pure
+  Python modules with one warning line instead of failing the install.
+* The build writes ``_build.py`` (compiled with the rest) holding a hash of the
+  compiled sources; ``backalley/__init__.py`` compares it with the sources at
+  import, so an editable checkout whose sources changed after the build is
+  refused instead of silently running old code.  A hash, not file times: an
+  installer may write the files in any order.
+
 Everything else about the package is in ``pyproject.toml``.
 """
 
+from __future__ import annotations
+
+import hashlib
 import os
+import sys
+from pathlib import Path
+from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 
-COMPILED = ["pipeline/cards.py", "pipeline/rules.py", "pipeline/replay.py"]
+HERE = Path(__file__).parent
+PACKAGE = HERE / "pipeline" / "backalley"
+COMPILED = ("cards", "rules", "replay")  # keep equal to backalley.COMPILED_MODULES
 
-ext_modules = []
-if os.environ.get("BACKALLEY_PURE_PYTHON") != "1":
+
+def source_hash() -> str:
+    """The hash ``backalley._source_hash`` computes at import, over the same files."""
+    digest = hashlib.sha256()
+    for name in COMPILED:
+        digest.update((PACKAGE / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
+class OptionalBuildExt(build_ext):  # type: ignore[misc]
+    """Build the extensions, or none of them: a failed C build installs pure Python."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # a missing compiler or header is any of several errors
+            for ext in self.extensions:
+                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            print(
+                f"WARNING: backalley: the C build failed ({message}); "
+                "installing the pure-Python modules instead (same results, slower).",
+                file=sys.stderr,
+            )
+
+
+def extensions() -> list[Any]:
+    if os.environ.get("BACKALLEY_PURE_PYTHON") == "1":
+        return []
     from mypyc.build import mypycify
 
-    ext_modules = mypycify(COMPILED, opt_level="3")
+    stamp = PACKAGE / "_build.py"
+    stamp.write_text(
+        '"""Written by setup.py when it compiles; do not edit (see backalley/__init__.py)."""\n\n'
+        f'SOURCE_HASH = "{source_hash()}"\n',
+        encoding="utf-8",
+    )
+    paths = [str((PACKAGE / f"{name}.py").relative_to(HERE)) for name in (*COMPILED, "_build")]
+    return list(mypycify(paths, opt_level="3", group_name="backalley"))
 
-setup(ext_modules=ext_modules)
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -13,9 +13,9 @@ import importlib
 import time
 from pathlib import Path
 
-from pipeline.record import fast_decode
-from pipeline.replay import replay_checked
-from pipeline.validate import tune_gc
+from backalley.record import fast_decode
+from backalley.replay import replay_checked
+from backalley.validate import tune_gc
 
 
 def main() -> None:
@@ -30,7 +30,7 @@ def main() -> None:
         start = time.perf_counter()
         valid = sum(1 for r in recs if replay_checked(r).valid)
         best = min(best, time.perf_counter() - start)
-    compiled = not str(importlib.import_module("pipeline.replay").__file__).endswith(".py")
+    compiled = not str(importlib.import_module("backalley.replay").__file__).endswith(".py")
     print(
         f"replay_checked: {best / len(recs) * 1e6:.0f} us per game over {len(recs)} games ({valid} valid), "
         f"best of 5, {'compiled' if compiled else 'pure Python'}"

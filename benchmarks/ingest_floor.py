@@ -11,8 +11,8 @@ on data prepared beforehand, so that each is timed with nothing else around it
   back (what the process pool costs; the writer and the workers each do one
   ``send`` and one ``receive`` side, counted below as half each);
 * ``replay + rows``: decode, replay and row data of each record (the workers:
-  :func:`pipeline.rows.build_item`);
-* ``arrow``: the chunk's Arrow tables (the writer: :func:`pipeline.tables.game_tables`);
+  :func:`backalley.rows.build_item`);
+* ``arrow``: the chunk's Arrow tables (the writer: :func:`backalley.tables.game_tables`);
 * ``duckdb``: inserting those prebuilt tables into a fresh database file with
   ingest's settings, chunk and transaction sizes, the commits and the final
   checkpoint, and nothing else (the writer).
@@ -45,11 +45,11 @@ def main() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from pipeline import ingest as ing
-    from pipeline.rows import build_item, content_hash, worker_init
-    from pipeline.sources import expand, read_file
-    from pipeline.store import Store
-    from pipeline.tables import game_tables
+    from backalley import ingest as ing
+    from backalley.rows import build_item, content_hash, worker_init
+    from backalley.sources import expand, read_file
+    from backalley.store import Store
+    from backalley.tables import game_tables
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("games_file", type=Path)

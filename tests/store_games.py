@@ -10,9 +10,9 @@ import json
 import random
 from typing import Any
 
-from pipeline.cards import SEATS
-from pipeline.engine import DealState
-from pipeline.rules import SCORED_DEALS
+from backalley.cards import SEATS
+from backalley.engine import DealState
+from backalley.rules import SCORED_DEALS
 
 PLAYERS = ["Ada", "Bea", "Cy", "Dan", "Eve", "Fay"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from backalley.cli import app
 from tests.test_schema import random_record
 
 runner = CliRunner()
@@ -133,11 +133,11 @@ def test_every_command_has_help_text() -> None:
         assert result.exit_code == 0 and "Usage" in result.stdout
 
 
-def test_python_dash_m_pipeline_runs(tmp_path: Path) -> None:
+def test_python_dash_m_backalley_runs(tmp_path: Path) -> None:
     f = tmp_path / "g.json"
     f.write_text("{}", encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline", "validate", "--json", str(f)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "backalley", "validate", "--json", str(f)], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 1
     report = json.loads(proc.stdout)

@@ -1,29 +1,48 @@
-"""Package-level behaviour: the guard against stale compiled modules."""
+"""Package-level behaviour: the guard against compiled modules built from other sources."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 from pathlib import Path
 
 import pytest
 
-from pipeline import _check_compiled
+from backalley import COMPILED_MODULES, _check_compiled, _source_hash
+
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
-def test_stale_compiled_module_is_refused_with_a_clear_message(tmp_path: Path) -> None:
-    source = tmp_path / "replay.py"
-    ext = tmp_path / "replay.cpython-311-x86_64-linux-gnu.so"
-    ext.write_bytes(b"")
-    source.write_text("# edited after compiling\n")
-    os.utime(ext, (1_000_000, 1_000_000))
+def _package(tmp_path: Path) -> Path:
+    for name in COMPILED_MODULES:
+        (tmp_path / f"{name}.py").write_text(f"# {name}\n")
+    return tmp_path
+
+
+def test_extension_built_from_other_sources_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    here = _package(tmp_path)
+    (here / f"replay{SUFFIX}").write_bytes(b"")
+    built = _source_hash(here)
+    (here / "replay.py").write_text("# edited after compiling\n")
     with pytest.raises(ImportError, match="make install"):
-        _check_compiled(tmp_path)
+        _check_compiled(here, built)
 
 
-def test_fresh_compiled_module_and_pure_python_are_accepted(tmp_path: Path) -> None:
-    (tmp_path / "rules.py").write_text("# source\n")
-    _check_compiled(tmp_path)  # no extension at all: pure Python
-    ext = tmp_path / "rules.cpython-311-x86_64-linux-gnu.so"
+def test_extension_without_a_build_hash_is_refused(tmp_path: Path) -> None:
+    here = _package(tmp_path)
+    (here / f"cards{SUFFIX}").write_bytes(b"")
+    with pytest.raises(ImportError, match="compiled from other sources"):
+        _check_compiled(here, None)
+
+
+def test_file_times_do_not_matter_only_the_source_hash(tmp_path: Path) -> None:
+    """pip may write the .so before the .py (the bug of the file-time guard)."""
+    here = _package(tmp_path)
+    ext = here / f"rules{SUFFIX}"
     ext.write_bytes(b"")
-    os.utime(tmp_path / "rules.py", (1_000_000, 1_000_000))
-    _check_compiled(tmp_path)  # extension newer than its source
+    os.utime(ext, (1_000_000, 1_000_000))  # the extension looks much older than its source
+    _check_compiled(here, _source_hash(here))
+
+
+def test_pure_python_is_always_accepted(tmp_path: Path) -> None:
+    _check_compiled(_package(tmp_path), None)

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pipeline.record import GameRecord, fast_decode
-from pipeline.replay import replay
-from pipeline.sources import parse
-from pipeline.validate import check
+from backalley.record import GameRecord, fast_decode
+from backalley.replay import replay
+from backalley.sources import parse
+from backalley.validate import check
 from tests.test_schema import random_record
 
 BASE = random_record(11, deals=3)

@@ -3,7 +3,7 @@
 A small valid base record (deals 1..10 played legally by the engine, then the
 RECORD.md example deal 11) is mutated one fault at a time; each test asserts
 the exact code, path, deal, trick and seat that RECORD.md specifies.  Records
-go through :func:`pipeline.validate.check` as bytes, as the CLI does.
+go through :func:`backalley.validate.check` as bytes, as the CLI does.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.cards import CARD_NAMES, cards_of, lowest
-from pipeline.engine import DealState
-from pipeline.replay import CODES, Replay, replay
-from pipeline.validate import check
+from backalley.cards import CARD_NAMES, cards_of, lowest
+from backalley.engine import DealState
+from backalley.replay import CODES, Replay, replay
+from backalley.validate import check
 from tests.spec_examples import record_example_deal
 
 N, E, S, W = 0, 1, 2, 3

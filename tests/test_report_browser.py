@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.reporting import write_reports
-from pipeline.reporting.sample import build_hand_made
+from backalley.reporting import write_reports
+from backalley.reporting.sample import build_hand_made
 
 pytestmark = pytest.mark.browser
 

@@ -11,12 +11,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.reporting import compute, write_reports
-from pipeline.reporting.html import player_file
-from pipeline.reporting.metrics import open_store
-
-ingest_mod = pytest.importorskip("pipeline.ingest", reason="the store (pipeline/ingest.py) is not there yet")
-simulate_mod = pytest.importorskip("pipeline.simulate", reason="the simulator (pipeline/simulate.py) is not there yet")
+import backalley.ingest as ingest_mod
+import backalley.simulate as simulate_mod
+from backalley.reporting import compute, write_reports
+from backalley.reporting.html import player_file
+from backalley.reporting.metrics import open_store
 
 
 @pytest.fixture(scope="module")

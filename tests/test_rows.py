@@ -1,4 +1,4 @@
-"""Row building (pipeline.rows): the fast path and the full path give the same rows.
+"""Row building (backalley.rows): the fast path and the full path give the same rows.
 
 A record the msgspec decoder accepts is replayed from its Structs straight away;
 anything else is parsed, checked by pydantic and replayed, and, when it fits the
@@ -16,11 +16,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipeline.ingest import ingest
-from pipeline.record import fast_decode, to_fast
-from pipeline.replay import replay
-from pipeline.rows import Built, build, build_game, build_schema_invalid, content_hash
-from pipeline.sources import parse
+from backalley.ingest import ingest
+from backalley.record import fast_decode, to_fast
+from backalley.replay import replay
+from backalley.rows import Built, build, build_game, build_schema_invalid, content_hash
+from backalley.sources import parse
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"

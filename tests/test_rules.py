@@ -1,8 +1,8 @@
 """One test per rule of RULES.md (ruleset ``standard``), on hand-made cards.
 
-The tests call :mod:`pipeline.rules` and :class:`pipeline.engine.DealState`
+The tests call :mod:`backalley.rules` and :class:`backalley.engine.DealState`
 directly; the few rules that concern a sequence of dealings (pass-out and
-redeal) go through :func:`pipeline.replay.replay`.
+redeal) go through :func:`backalley.replay.replay`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.cards import (
+from backalley.cards import (
     BJ,
     CARD_NAMES,
     CLUBS,
@@ -25,9 +25,9 @@ from pipeline.cards import (
     mask_of,
     parse_card,
 )
-from pipeline.engine import DealState, IllegalMoveError
-from pipeline.replay import replay
-from pipeline.rules import (
+from backalley.engine import DealState, IllegalMoveError
+from backalley.replay import replay
+from backalley.rules import (
     HAND_SIZE,
     Contract,
     bid_in_range,

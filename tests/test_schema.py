@@ -10,9 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pipeline.cards import cards_of
-from pipeline.engine import DealState
-from pipeline.record import SCHEMA_FILE, json_schema, json_schema_text
+from backalley.cards import cards_of
+from backalley.engine import DealState
+from backalley.record import SCHEMA_FILE, json_schema, json_schema_text
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "schemas" / SCHEMA_FILE

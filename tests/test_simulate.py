@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.cards import CARD_INDEX, FULL_DECK, SEATS
-from pipeline.replay import CODES, replay
-from pipeline.rules import contracts, hand_size, made
-from pipeline.simulate import (
+from backalley.cards import CARD_INDEX, FULL_DECK, SEATS
+from backalley.replay import CODES, replay
+from backalley.rules import contracts, hand_size, made
+from backalley.simulate import (
     BAD_INPUTS,
     EXAMPLE_DEAL,
     FAULT_CODES,
@@ -29,8 +29,8 @@ from pipeline.simulate import (
     write_games,
     write_samples,
 )
-from pipeline.sources import InputFile, read_file
-from pipeline.validate import check
+from backalley.sources import InputFile, read_file
+from backalley.validate import check
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 
@@ -328,7 +328,7 @@ def test_samples_regenerate_identically(tmp_path: Path) -> None:
 
 
 def test_simulator_example_deal_is_the_spec_example() -> None:
-    from pipeline.simulate import EXAMPLE_DEAL
+    from backalley.simulate import EXAMPLE_DEAL
     from tests.spec_examples import record_example_deal
 
     assert record_example_deal() == EXAMPLE_DEAL

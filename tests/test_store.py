@@ -16,13 +16,13 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import ingest as ingest_mod
-from pipeline import store as store_mod
-from pipeline.cli import app
-from pipeline.ingest import ingest
-from pipeline.replay import replay
-from pipeline.rules import SCORED_DEALS
-from pipeline.store import (
+from backalley import ingest as ingest_mod
+from backalley import store as store_mod
+from backalley.cli import app
+from backalley.ingest import ingest
+from backalley.replay import replay
+from backalley.rules import SCORED_DEALS
+from backalley.store import (
     NotAStoreError,
     QueryError,
     ReadOnlyQueryError,
@@ -449,7 +449,7 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from pipeline.store import Store; s = Store.open(sys.argv[1]); "
+            "import sys, time; from backalley.store import Store; s = Store.open(sys.argv[1]); "
             "print('ready', flush=True); time.sleep(60)",
             str(db),
         ],

@@ -1,7 +1,7 @@
 """Validation of many inputs: parse, schema, replay; optionally in worker processes.
 
 :func:`check` is the whole check of one raw input.  :func:`check_items` runs it
-over a stream of :class:`~pipeline.sources.Item`, in order, in batches so that
+over a stream of :class:`~backalley.sources.Item`, in order, in batches so that
 memory stays bounded, in this process (``workers=1``) or in a process pool.
 """
 
@@ -17,9 +17,9 @@ from itertools import islice
 
 import orjson
 
-from pipeline.record import fast_decode
-from pipeline.replay import Replay, Violation, json_error, replay, replay_checked
-from pipeline.sources import Item, parse
+from backalley.record import fast_decode
+from backalley.replay import Replay, Violation, json_error, replay, replay_checked
+from backalley.sources import Item, parse
 
 #: Records read ahead per batch with several workers (two batches are in flight).
 BATCH = 2048

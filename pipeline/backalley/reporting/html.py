@@ -15,8 +15,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.reporting import charts
-from pipeline.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
+from backalley.reporting import charts
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
 
 DASH = "—"
 

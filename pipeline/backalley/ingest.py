@@ -1,8 +1,8 @@
 """Ingest: every input record replayed and stored, in atomic batches, idempotently.
 
 Worker processes parse and replay each input and build its compact row data
-(:func:`pipeline.rows.build_item`); this process decides each record's fate,
-turns a chunk's row data into Arrow tables (:mod:`pipeline.tables`) and is the
+(:func:`backalley.rows.build_item`); this process decides each record's fate,
+turns a chunk's row data into Arrow tables (:mod:`backalley.tables`) and is the
 single DuckDB writer, its inserts and commits running in order on a thread of
 their own (:class:`_Background`) while the next chunk is prepared.  Inputs are
 taken in chunks of :data:`CHUNK` records (one insert per table each), and
@@ -47,12 +47,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from pipeline import __version__
-from pipeline.rows import Built, build_item, content_hash, worker_init
-from pipeline.sources import InputFile, Item, expand, read_file
-from pipeline.store import Store, StoreError, one_line
-from pipeline.tables import game_tables, rows_table
-from pipeline.validate import GC_THRESHOLD
+from backalley import __version__
+from backalley.rows import Built, build_item, content_hash, worker_init
+from backalley.sources import InputFile, Item, expand, read_file
+from backalley.store import Store, StoreError, one_line
+from backalley.tables import game_tables, rows_table
+from backalley.validate import GC_THRESHOLD
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.  Two
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
@@ -139,8 +139,8 @@ def ingest(
 ) -> RunSummary:
     """Replay and store every record under ``paths``; returns the run's counters.
 
-    Raises :class:`~pipeline.sources.SourceError` for a bad path (before the
-    database is touched) and :class:`~pipeline.store.StoreError` for database
+    Raises :class:`~backalley.sources.SourceError` for a bad path (before the
+    database is touched) and :class:`~backalley.store.StoreError` for database
     problems.
     """
     files = expand(paths)
@@ -294,7 +294,7 @@ def built_chunks(
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
-        ctx.set_forkserver_preload(["pipeline.rows"])
+        ctx.set_forkserver_preload(["backalley.rows"])
     with ctx.Pool(workers, initializer=worker_init) as pool:
         batch = list(islice(it, chunk))
         pre, todo = split(batch)

@@ -1,7 +1,7 @@
 """One raw input -> the row data the store keeps of it (runs in worker processes).
 
-:func:`build_item` decodes and replays one :class:`~pipeline.sources.Item` the
-way :func:`pipeline.validate.check` does (the msgspec fast path, and the full
+:func:`build_item` decodes and replays one :class:`~backalley.sources.Item` the
+way :func:`backalley.validate.check` does (the msgspec fast path, and the full
 parse + pydantic path for anything it refuses) and turns the record and its
 replay into compact row data, cheap to send between processes:
 
@@ -12,10 +12,10 @@ replay into compact row data, cheap to send between processes:
   trump broken before, and the four cards in play order).
 
 The single writer in the parent process expands these column-wise
-(:mod:`pipeline.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
+(:mod:`backalley.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
 to import in a worker.  Every record that fits the schema goes through the one
 row builder, :func:`build_game`, from the msgspec Structs of
-:mod:`pipeline.record`; a record with a usable ``game_id`` that does not fit
+:mod:`backalley.record`; a record with a usable ``game_id`` that does not fit
 the schema only gets its ``games`` and ``violations`` rows.
 
 An input that cannot become a ``games`` row (not JSON, not an object, no
@@ -35,12 +35,12 @@ from typing import Any
 
 from msgspec import UNSET
 
-from pipeline.cards import CARD_INDEX
-from pipeline.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_fast
-from pipeline.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
-from pipeline.rules import BOARD, HAND_SIZE, PASS, Contract, made
-from pipeline.sources import Item, parse
-from pipeline.validate import status, tune_gc
+from backalley.cards import CARD_INDEX
+from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_fast
+from backalley.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
+from backalley.rules import BOARD, HAND_SIZE, PASS, Contract, made
+from backalley.sources import Item, parse
+from backalley.validate import status, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
 #: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
@@ -188,7 +188,7 @@ DEAL_FIELDS = (
 BID_FIELDS = ("game_id", "deal", "position", "seat", "player", "kind", "value", "board_level")
 
 
-#: A worker process replays: see :func:`pipeline.validate.tune_gc`.
+#: A worker process replays: see :func:`backalley.validate.tune_gc`.
 worker_init = tune_gc
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pipeline.cards import (
+from backalley.cards import (
     BJ,
     CARD_SUIT,
     EFFECTIVE_SUIT,

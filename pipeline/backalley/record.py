@@ -28,6 +28,10 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
 FORMAT_VERSION = 1
+#: Every record format version this package reads.
+FORMAT_VERSIONS: tuple[int, ...] = (1,)
+#: The rulesets the engine knows (format 1 records are all `standard`).
+RULESETS: tuple[str, ...] = ("standard",)
 SCHEMA_ID = "https://backalley.example/schemas/game-record.v1.schema.json"
 SCHEMA_FILE = "game-record.v1.schema.json"
 

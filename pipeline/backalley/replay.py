@@ -1,7 +1,7 @@
 """Record -> replay: every violation with its location, and the recomputed scores.
 
 :func:`replay` takes any parsed JSON value and never raises on bad content.  A
-record that fails the schema (pydantic models of :mod:`pipeline.record`) gets
+record that fails the schema (pydantic models of :mod:`backalley.record`) gets
 one ``SCHEMA`` violation per offending location and nothing else is checked.
 A record that fits the schema is replayed deal by deal on small ints and
 bitmasks (no pydantic objects on this path), following the replay conventions
@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET
 from pydantic import ValidationError
 
-from pipeline.cards import (
+from backalley.cards import (
     BJ,
     CARD_BIT,
     CARD_INDEX,
@@ -34,8 +34,8 @@ from pipeline.cards import (
     TRUMP_MASK,
     WIN_KEY,
 )
-from pipeline.record import CardName, FastRecord, GameRecord, to_fast
-from pipeline.rules import (
+from backalley.record import CardName, FastRecord, GameRecord, to_fast
+from backalley.rules import (
     HAND_SIZE,
     PASS,
     SCORED_DEALS,

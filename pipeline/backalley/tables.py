@@ -1,7 +1,7 @@
 """The row data of many games -> one Arrow table per store table (in the writer).
 
 :func:`game_tables` turns the compact row data the workers send
-(:class:`pipeline.rows.Built`: tuples, packed int64 fields and per-trick bytes)
+(:class:`backalley.rows.Built`: tuples, packed int64 fields and per-trick bytes)
 into Arrow tables column-wise: numpy for the derived columns, and string
 columns as dictionary arrays over small lookup tables (seat, card and suit
 names, the chunk's game ids and players), so that no string is copied.
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, EFFECTIVE_SUIT, IS_TRUMP, NO_TRUMP, SUITS
-from pipeline.rows import (
+from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, EFFECTIVE_SUIT, IS_TRUMP, NO_TRUMP, SUITS
+from backalley.rows import (
     BID_FIELDS,
     BID_INTS,
     BID_KINDS,
@@ -30,7 +30,7 @@ from pipeline.rows import (
     VIOLATION_FIELDS,
     Built,
 )
-from pipeline.sources import Item
+from backalley.sources import Item
 
 _STR = pa.string()
 _I32 = pa.int32()
@@ -123,7 +123,7 @@ CONTRACT_KIND_ARRAY = pa.array(CONTRACT_KINDS, _STR)
 BID_KIND_ARRAY = pa.array(BID_KINDS, _STR)
 #: Rank 2..14 for two..ace; 15 for the Little and 16 for the Big Blooper.
 RANK_VALUES = np.array([r + 2 for r in CARD_RANK], dtype=np.int32)
-#: ``[trump, card]`` tables of :mod:`pipeline.cards` as arrays.
+#: ``[trump, card]`` tables of :mod:`backalley.cards` as arrays.
 EFFECTIVE_SUIT_NP = np.array(EFFECTIVE_SUIT, dtype=np.int64)
 IS_TRUMP_NP = np.array(IS_TRUMP, dtype=np.bool_)
 

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pipeline.reporting.html import fmt_int, fmt_num, player_file, rate_text
-from pipeline.reporting.metrics import Metrics
+from backalley.reporting.html import fmt_int, fmt_num, player_file, rate_text
+from backalley.reporting.metrics import Metrics
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 

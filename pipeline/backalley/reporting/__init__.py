@@ -1,8 +1,8 @@
 """Reports on a store: ``index.html``, ``players/<slug>.html`` and ``summary.md``.
 
-The figures come from :mod:`pipeline.reporting.metrics` (SQL in DuckDB), the
-charts from :mod:`pipeline.reporting.charts` (matplotlib, inline SVG) and the
-pages from :mod:`pipeline.reporting.html` (escaped, self-contained).
+The figures come from :mod:`backalley.reporting.metrics` (SQL in DuckDB), the
+charts from :mod:`backalley.reporting.charts` (matplotlib, inline SVG) and the
+pages from :mod:`backalley.reporting.html` (escaped, self-contained).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.reporting.html import index_page, player_file, player_page
-from pipeline.reporting.markdown import summary_markdown
-from pipeline.reporting.metrics import Metrics, ReportError, compute, open_store
+from backalley.reporting.html import index_page, player_file, player_page
+from backalley.reporting.markdown import summary_markdown
+from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 
 #: Called as progress(done, total, what) while pages are written.
 Progress = Callable[[int, int, str], None]

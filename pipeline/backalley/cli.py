@@ -20,9 +20,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
 
-from pipeline import record
-from pipeline.sources import SourceError, expand, read_file
-from pipeline.validate import Summary, check_items, default_workers
+from backalley import record
+from backalley.sources import SourceError, expand, read_file
+from backalley.validate import Summary, check_items, default_workers
 
 app = typer.Typer(
     name="backalley",
@@ -33,6 +33,39 @@ app = typer.Typer(
 )
 err = Console(stderr=True, soft_wrap=True)
 out = Console(highlight=False, soft_wrap=True)
+
+
+def version_text() -> str:
+    """``backalley --version``: the package, the record formats it reads, the rulesets it knows."""
+    import backalley
+
+    build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    formats = ", ".join(str(v) for v in record.FORMAT_VERSIONS)
+    rulesets = ", ".join(record.RULESETS)
+    return f"backalley {backalley.__version__}\nrecord formats: {formats}\nrulesets: {rulesets}\nreplay: {build}\n"
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(version_text())
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            callback=_version,
+            is_eager=True,
+            help="Print the version, the record formats and rulesets it reads, and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Check, score and analyse played games of Back Alley."""
+
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
 PROGRESS_MIN_BYTES = 1 << 20
@@ -157,7 +190,7 @@ def simulate(
     ] = 0.0,
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines."""
-    from pipeline.simulate import write_games
+    from backalley.simulate import write_games
 
     out_file.parent.mkdir(parents=True, exist_ok=True)
     summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
@@ -182,8 +215,8 @@ def report(
 
     Exit status: 0 on success, 2 when the store is missing or unusable or the player unknown.
     """
-    from pipeline.reporting import ReportError, write_reports
-    from pipeline.store import default_db
+    from backalley.reporting import ReportError, write_reports
+    from backalley.store import default_db
 
     db = db if db is not None else default_db()
 
@@ -262,8 +295,8 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from pipeline.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
-    from pipeline.store import Store, StoreError, default_db
+    from backalley.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
+    from backalley.store import Store, StoreError, default_db
 
     memory_limit = memory_limit or INGEST_MEMORY_LIMIT
     try:
@@ -349,7 +382,7 @@ def query(
     """
     import polars as pl
 
-    from pipeline.store import Store, StoreError, default_db
+    from backalley.store import Store, StoreError, default_db
 
     if (sql is None) == (file is None):
         raise fail("give the SQL either as an argument or with --file, not both")
@@ -421,8 +454,8 @@ def export(
 
     Exit status: 0 on success, 2 for a database or file error.
     """
-    from pipeline.store import Store, StoreError, default_db
-    from pipeline.store import export as export_tables
+    from backalley.store import Store, StoreError, default_db
+    from backalley.store import export as export_tables
 
     try:
         with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:

@@ -4,7 +4,7 @@ Legality is separate from applying a move (as in python-chess):
 :meth:`DealState.legal_bids`, :meth:`DealState.legal_plays` and
 :meth:`DealState.is_legal` ask, :meth:`DealState.bid` and
 :meth:`DealState.play` apply and raise :class:`IllegalMoveError` on an illegal
-move.  The rules themselves live in :mod:`pipeline.rules`.
+move.  The rules themselves live in :mod:`backalley.rules`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.cards import BJ, CARD_NAMES, IS_TRUMP, LJ, NO_TRUMP, SEATS, cards_of, left_of
-from pipeline.rules import (
+from backalley.cards import BJ, CARD_NAMES, IS_TRUMP, LJ, NO_TRUMP, SEATS, cards_of, left_of
+from backalley.rules import (
     BOARD,
     PASS,
     Bid,

@@ -1,3 +1,0 @@
-from pipeline.cli import app
-
-app(prog_name="backalley")

@@ -1,0 +1,77 @@
+"""Back Alley game-log analytics: rules engine, validator, DuckDB store and reports."""
+
+import hashlib as _hashlib
+import importlib.machinery as _machinery
+from pathlib import Path as _Path
+
+#: Modules that setup.py compiles with mypyc (the replay's hot path).
+COMPILED_MODULES = ("cards", "rules", "replay")
+
+
+def _source_hash(here: _Path) -> str:
+    """The hash setup.py embeds in ``_build`` when it compiles (same files, same order)."""
+    digest = _hashlib.sha256()
+    for name in COMPILED_MODULES:
+        digest.update((here / f"{name}.py").read_bytes())
+    return digest.hexdigest()
+
+
+def _compiled_files(here: _Path) -> list[_Path]:
+    return [
+        here / f"{name}{suffix}"
+        for name in COMPILED_MODULES
+        for suffix in _machinery.EXTENSION_SUFFIXES
+        if (here / f"{name}{suffix}").exists()
+    ]
+
+
+def _check_compiled(here: _Path, built_hash: str | None) -> None:
+    """Refuse compiled modules built from other sources: they would silently run old code.
+
+    ``built_hash`` is the hash compiled into ``_build`` (``None`` if there is
+    none).  Pure Python (no extension next to the sources) is always accepted.
+    """
+    compiled = _compiled_files(here)
+    if not compiled or not all((here / f"{name}.py").exists() for name in COMPILED_MODULES):
+        return
+    if built_hash != _source_hash(here):
+        raise ImportError(
+            f"{compiled[0].name} in {here} was compiled from other sources than the .py files beside it; "
+            "rebuild with `make install` (or `pip install -e .`), or delete the compiled modules to run pure Python"
+        )
+
+
+def _built_hash() -> str | None:
+    try:
+        from backalley import _build  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    value = getattr(_build, "SOURCE_HASH", None)
+    return value if isinstance(value, str) else None
+
+
+def compiled() -> bool:
+    """True when the replay runs as a compiled (mypyc) extension."""
+    return bool(_compiled_files(_Path(__file__).parent))
+
+
+_check_compiled(_Path(__file__).parent, _built_hash())  # before anything imports a compiled module
+
+from backalley.cards import CardError, card_name, parse_card  # noqa: E402
+from backalley.engine import DealState, IllegalMoveError  # noqa: E402
+from backalley.replay import Replay, Violation, replay  # noqa: E402
+
+__version__ = "0.2.0"
+
+__all__ = [
+    "CardError",
+    "DealState",
+    "IllegalMoveError",
+    "Replay",
+    "Violation",
+    "__version__",
+    "card_name",
+    "compiled",
+    "parse_card",
+    "replay",
+]

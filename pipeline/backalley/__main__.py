@@ -1,0 +1,3 @@
+from backalley.cli import app
+
+app(prog_name="backalley")
