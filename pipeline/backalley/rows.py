@@ -36,7 +36,7 @@ from typing import Any
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX
-from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_fast
+from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, nfc, to_fast
 from backalley.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
 from backalley.rules import BOARD, HAND_SIZE, PASS, Contract, made
 from backalley.sources import Item, parse
@@ -312,7 +312,8 @@ def build_schema_invalid(rec: dict[str, Any], r: Replay, sha: str) -> Built:
     """The ``games`` and ``violations`` rows of a record with a usable ``game_id`` that fails the schema."""
     assert r.game_id is not None
     players_in = rec.get("players")
-    players = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+    given = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+    players = [None if p is None else nfc(p) for p in given]
     out = Built(sha, game_id=r.game_id, valid=r.valid)
     out.game = _game_row(
         r,

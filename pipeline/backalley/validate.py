@@ -8,12 +8,14 @@ memory stays bounded, in this process (``workers=1``) or in a process pool.
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any
 
 import orjson
 
@@ -77,8 +79,16 @@ class Checked:
 def check_for_validate(item: Item, json_report: bool = False) -> Checked:
     """Check one input and keep only what the ``validate`` command shows."""
     r = check_item(item)
-    report = orjson.dumps(r.report(item.source, item.line)) if json_report else None
+    report = report_json(r.report(item.source, item.line)) if json_report else None
     return Checked(r.game_id, status(r), r.violations, report)
+
+
+def report_json(report: dict[str, Any]) -> bytes:
+    """A report as one line of JSON; an integer of any size is written as it is (JSON has no limit)."""
+    try:
+        return orjson.dumps(report)
+    except orjson.JSONEncodeError:  # orjson stops at 64 bits; a bid of 10**30 scores beyond them
+        return json.dumps(report, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _check_json(item: Item) -> Checked:

@@ -1,0 +1,164 @@
+"""Issue 11 (hardening), through the command line: nothing lost, nothing wrongly accepted, no traceback.
+
+Each test names the item it covers and uses the input the issue names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from backalley.cli import app
+from tests.store_games import game_lines
+
+runner = CliRunner()
+
+
+def a_game(game_id: str = "g1", deals: int = 2, seed: int = 3) -> dict[str, Any]:
+    rec: dict[str, Any] = json.loads(game_lines(1, seed=seed, deals=deals)[0])
+    rec["game_id"] = game_id
+    return rec
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def validate_json(*args: str) -> tuple[int, list[dict[str, Any]], str]:
+    result = runner.invoke(app, ["validate", "--json", *args])
+    assert "Traceback" not in result.output
+    return result.exit_code, [json.loads(line) for line in result.stdout.splitlines()], result.stderr
+
+
+def ingest_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["ingest", "--json", "--workers", "1", *args])
+    assert result.exit_code in (0, 1), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def sql(db: Path, query: str) -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(query).fetchall()
+
+
+# --- item 4: a trailing newline in an id ------------------------------------------------
+
+
+@pytest.mark.parametrize(("field", "value"), [("game_id", "g1\n"), ("player", "Ada\n"), ("player", "A\tda")])
+def test_item4_a_control_character_in_an_id_is_a_schema_error(tmp_path: Path, field: str, value: str) -> None:
+    rec = a_game()
+    if field == "game_id":
+        rec["game_id"] = value
+        where = "/game_id"
+    else:
+        seat = next(s for s, p in rec["players"].items())
+        rec["players"][seat] = value
+        where = f"/players/{seat}"
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
+    code, reports, _ = validate_json(str(f))
+    assert code == 1
+    assert [v["path"] for v in reports[0]["violations"] if v["code"] == "SCHEMA"] == [where]
+    db = tmp_path / "s.duckdb"
+    code, run = ingest_json(str(f), "--db", str(db))
+    assert code == 1 and run["records"] == 1
+    if field == "game_id":
+        assert sql(db, "SELECT reason FROM rejects") == [("schema_no_id",)]
+    else:
+        assert sql(db, "SELECT valid, schema_ok FROM games") == [(False, False)]
+
+
+# --- item 5: integers beyond 64 bits ----------------------------------------------------
+
+
+@pytest.mark.parametrize("bid", [2000000000000000000, 10**30, -(10**30)])
+def test_item5_a_huge_bid_is_a_bid_range_violation(tmp_path: Path, bid: int) -> None:
+    rec = a_game()
+    rec["deals"][0]["bids"][0]["bid"] = bid
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
+    code, reports, err = validate_json(str(f))
+    assert code == 1 and err == ""
+    first = reports[0]["violations"][0]
+    assert (first["code"], first["path"]) == ("BID_RANGE", "/deals/0/bids/0/bid")
+    assert str(bid) in first["message"]
+    human = runner.invoke(app, ["validate", str(f)])
+    assert human.exit_code == 1 and "BID_RANGE" in human.stdout
+    db = tmp_path / "s.duckdb"
+    code, run = ingest_json(str(f), "--db", str(db))
+    assert (code, run["inserted"], run["invalid"]) == (1, 1, 1)
+    assert sql(db, "SELECT code FROM violations ORDER BY ordinal LIMIT 1") == [("BID_RANGE",)]
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        (("format_version",), "SCHEMA"),
+        (("deals", 0, "number"), "SCHEMA"),
+        (("deals", 0, "result", "points", "NS"), "RESULT_MISMATCH"),
+        (("deals", 0, "result", "tricks", "EW"), "RESULT_MISMATCH"),
+        (("final_score", "NS"), "FINAL_SCORE_MISMATCH"),
+    ],
+)
+def test_item5_any_huge_integer_is_judged_by_the_rules(tmp_path: Path, path: tuple[Any, ...], code: str) -> None:
+    rec = a_game()
+    node: Any = rec
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = 10**30
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
+    status, reports, err = validate_json(str(f))
+    assert status == 1 and err == ""
+    assert code in {v["code"] for v in reports[0]["violations"]}
+    _, run = ingest_json(str(f), "--db", str(tmp_path / "s.duckdb"))
+    assert run["records"] == run["inserted"] + run["rejected"] == 1
+
+
+# --- item 6: player ids in NFC --------------------------------------------------------------
+
+
+def test_item6_player_ids_differing_only_by_normalisation_are_one_player(tmp_path: Path) -> None:
+    one, two = a_game("g1", seed=3), a_game("g2", seed=3)
+    seat = next(iter(one["players"]))
+    one["players"][seat] = "Jos\u00e9"  # NFC
+    two["players"][seat] = "Jose\u0301"  # NFD: the same name
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(one), json.dumps(two)])
+    db = tmp_path / "s.duckdb"
+    _, run = ingest_json(str(f), "--db", str(db))
+    assert run["inserted"] == 2
+    assert sql(db, "SELECT DISTINCT player FROM player_games WHERE player LIKE 'Jos%'") == [("Jos\u00e9",)]
+    col = f"player_{seat.lower()}"
+    assert sql(db, f"SELECT DISTINCT {col} FROM games") == [("Jos\u00e9",)]
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    pages = sorted(p.name for p in (out / "players").iterdir())
+    assert len(pages) == len(set(one["players"].values())) and sum(p.startswith("jose-") for p in pages) == 1
+
+
+# --- item 7: a lone surrogate ---------------------------------------------------------------
+
+
+def test_item7_a_lone_surrogate_is_a_json_error_for_its_line(tmp_path: Path) -> None:
+    f = tmp_path / "in.jsonl"
+    f.write_text('{"game_id":"\\ud800"}\n' + json.dumps(a_game("g1")) + "\n", encoding="utf-8")
+    code, reports, err = validate_json(str(f))
+    assert code == 1 and err == ""
+    assert [r["line"] for r in reports] == [1, 2]
+    assert [v["code"] for v in reports[0]["violations"]] == ["JSON"]
+    assert "surrogate" in reports[0]["violations"][0]["message"]
+    assert reports[1]["valid"]
+    human = runner.invoke(app, ["validate", str(f)])
+    assert human.exit_code == 1 and "surrogate" in human.stdout and "Traceback" not in human.output
+    db = tmp_path / "s.duckdb"
+    for run_no in (1, 2):  # the batch is not blocked, on the first run nor on a re-run
+        code, run = ingest_json(str(f), "--db", str(db))
+        assert code == 1 and run["records"] == 2
+        assert (run["inserted"], run["rejected"]) == ((1, 1) if run_no == 1 else (0, 1))
+    assert sql(db, "SELECT reason, line FROM rejects") == [("json", 1)]
+    assert sql(db, "SELECT game_id FROM games") == [("g1",)]
+    assert sql(db, "SELECT DISTINCT status FROM ingest_runs") == [("finished",)]
