@@ -162,3 +162,74 @@ def test_item7_a_lone_surrogate_is_a_json_error_for_its_line(tmp_path: Path) -> 
     assert sql(db, "SELECT reason, line FROM rejects") == [("json", 1)]
     assert sql(db, "SELECT game_id FROM games") == [("g1",)]
     assert sql(db, "SELECT DISTINCT status FROM ingest_runs") == [("finished",)]
+
+
+# --- item 1: export --force removes only an earlier export -----------------------------------
+
+
+@pytest.fixture
+def small_db(tmp_path: Path) -> Path:
+    f = write_lines(tmp_path / "games.jsonl", game_lines(3, seed=5, deals=2))
+    db = tmp_path / "s.duckdb"
+    ingest_json(str(f), "--db", str(db))
+    return db
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def leftovers(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.startswith(".")]
+
+
+def test_item1_export_force_refuses_a_folder_that_is_not_an_export(small_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / "games").mkdir(parents=True)
+    (out / "games" / "notes.txt").write_text("my notes", encoding="utf-8")
+    db = out / "games" / "s.duckdb"
+    db.write_bytes(small_db.read_bytes())
+    before = tree(out)
+    result = runner.invoke(app, ["export", str(out), "--db", str(db), "--force"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "not an earlier export" in result.stderr
+    assert tree(out) == before and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("extra", ["input.jsonl", "games/game_bucket=0/readme.txt", "deals/sub/data.parquet"])
+def test_item1_export_force_refuses_an_export_with_anything_else_in_it(
+    small_db: Path, tmp_path: Path, extra: str
+) -> None:
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["export", str(out), "--db", str(small_db)]).exit_code == 0
+    (out / extra).parent.mkdir(parents=True, exist_ok=True)
+    (out / extra).write_text("not from export", encoding="utf-8")
+    before = tree(out)
+    result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
+    assert result.exit_code == 2 and "not written by an export" in result.stderr
+    assert tree(out) == before and leftovers(tmp_path) == []
+
+
+def test_item1_export_force_replaces_an_earlier_export_atomically(
+    small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import backalley.store
+
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["export", str(out), "--db", str(small_db)]).exit_code == 0
+    before = tree(out)
+    real = backalley.store._write_export
+
+    def failing(store: Any, folder: Path) -> dict[str, Any]:
+        real(store, folder)
+        raise backalley.store.StoreError("export of plays failed: disk full")
+
+    monkeypatch.setattr(backalley.store, "_write_export", failing)
+    result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
+    assert result.exit_code == 2 and "disk full" in result.stderr
+    assert tree(out) == before and leftovers(tmp_path) == []  # the old export stands, nothing half-written
+    monkeypatch.setattr(backalley.store, "_write_export", real)
+    result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
+    assert result.exit_code == 0, result.output
+    assert set(tree(out)) == set(before) and leftovers(tmp_path) == []
+    assert json.loads((out / "manifest.json").read_text())["tables"]["games"]["rows"] == 3
