@@ -233,3 +233,36 @@ def test_item1_export_force_replaces_an_earlier_export_atomically(
     assert result.exit_code == 0, result.output
     assert set(tree(out)) == set(before) and leftovers(tmp_path) == []
     assert json.loads((out / "manifest.json").read_text())["tables"]["games"]["rows"] == 3
+
+
+# --- item 6: one page per player ---------------------------------------------------------------
+
+
+def test_item6_colliding_page_names_get_a_page_each(tmp_path: Path) -> None:
+    from backalley.reporting.html import player_slug
+
+    assert player_slug("Ada?#~;") == player_slug("Ada$#$=")  # 32 bits of hash: the names the issue found
+    rec = a_game("g1")
+    seats = list(rec["players"])
+    rec["players"][seats[0]], rec["players"][seats[1]] = "Ada?#~;", "Ada$#$="
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
+    db = tmp_path / "s.duckdb"
+    ingest_json(str(f), "--db", str(db))
+    out = tmp_path / "report"
+    result = runner.invoke(app, ["report", "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = sorted((out / "players").iterdir())
+    assert len(written) == 4 and "4 player pages" in result.stderr
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for page in written:
+        assert f'href="players/{page.name}"' in index
+    titles = [p.read_text(encoding="utf-8").split("<title>")[1].split("</title>")[0] for p in written]
+    assert sum(t.startswith("Ada?#~;") for t in titles) == 1 and sum(t.startswith("Ada$#$=") for t in titles) == 1
+
+
+def test_item6_page_names_are_numbered_when_whole_hashes_clash(monkeypatch: pytest.MonkeyPatch) -> None:
+    from backalley.reporting import html
+
+    monkeypatch.setattr(html, "player_slug", lambda player, digits=8: "same-" + "0" * digits)
+    files = html.page_files(["a", "b", "c", "a"])
+    assert len(files) == 3 and len(set(files.values())) == 3

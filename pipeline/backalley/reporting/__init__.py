@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backalley.reporting.html import index_page, player_file, player_page
+from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 
@@ -72,10 +72,12 @@ def write_reports(
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
     chosen = [player] if player is not None else everyone
     out_dir.mkdir(parents=True, exist_ok=True)
-    linked = set(chosen) | {p for p in everyone if (out_dir / player_file(p)).is_file()}
+    files = page_files(everyone)
+    wanted = set(chosen)
+    linked = {p: files[p] for p in everyone if p in wanted or (out_dir / files[p]).is_file()}
     pages: list[Path] = []
     for i, name in enumerate(chosen, 1):
-        path = out_dir / player_file(name)
+        path = out_dir / files[name]
         _write(path, player_page(metrics, name, linked))
         pages.append(path)
         if progress is not None:
