@@ -266,3 +266,83 @@ def test_item6_page_names_are_numbered_when_whole_hashes_clash(monkeypatch: pyte
     monkeypatch.setattr(html, "player_slug", lambda player, digits=8: "same-" + "0" * digits)
     files = html.page_files(["a", "b", "c", "a"])
     assert len(files) == 3 and len(set(files.values())) == 3
+
+
+# --- item 10: options checked up front ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("limit", ["1KB", "1MB", "lots", "-5MB"])
+def test_item10_a_memory_limit_too_small_is_refused_before_the_run(tmp_path: Path, limit: str) -> None:
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
+    db = tmp_path / "s.duckdb"
+    result = runner.invoke(app, ["ingest", str(f), "--db", str(db), "--memory-limit", limit])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and "--memory-limit" in result.stderr
+    assert not db.exists() or sql(db, "SELECT count(*) FROM ingest_runs WHERE status = 'running'") == [(0,)]
+
+
+def test_item10_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import backalley.ingest
+
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
+    db = tmp_path / "s.duckdb"
+    monkeypatch.setattr(backalley.ingest, "ALLOCATOR_FLUSH", "not a size")
+    result = runner.invoke(app, ["ingest", str(f), "--db", str(db)])
+    assert result.exit_code == 2 and "allocator_flush_threshold" in result.stderr
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+    assert sql(db, "SELECT count(*) FROM ingest_runs") == [(0,)]
+
+
+def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import backalley.ingest
+
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
+    db = tmp_path / "s.duckdb"
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(backalley.ingest, "built_chunks", broken)
+    result = runner.invoke(app, ["ingest", str(f), "--db", str(db)])
+    assert result.exit_code != 0
+    assert sql(db, "SELECT status FROM ingest_runs") == [("failed",)]
+
+
+@pytest.mark.parametrize("command", ["validate", "ingest"])
+def test_item10_workers_are_capped_at_the_cpus_and_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    import multiprocessing.context
+
+    from backalley.sources import expand
+    from backalley.validate import default_workers, records_up_to, worker_count
+
+    f = write_lines(tmp_path / "in.jsonl", ["", json.dumps(a_game()), "  "])
+    started: list[int] = []
+    real = multiprocessing.context.BaseContext.Pool
+
+    def pool(self: Any, processes: int | None = None, *args: Any, **kwargs: Any) -> Any:
+        started.append(processes or 0)
+        return real(self, processes, *args, **kwargs)
+
+    monkeypatch.setattr(multiprocessing.context.BaseContext, "Pool", pool)
+    args = [command, str(f), "--workers", "1000"] + (
+        ["--db", str(tmp_path / "s.duckdb")] if command == "ingest" else []
+    )
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert started == []  # one record: one process, no pool
+    many = write_lines(tmp_path / "many.jsonl", [json.dumps(a_game(f"g{i}")) for i in range(5)])
+    files = expand([str(many)])
+    assert records_up_to(files, 1000) == 5 and records_up_to(files, 3) == 3
+    assert worker_count(1000, files) == min(default_workers(), 5)
+
+
+def test_item10_simulate_out_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["simulate", "--out", str(tmp_path), "--games", "1"])
+    assert result.exit_code == 2 and "is a folder" in result.stderr and "Traceback" not in result.output
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    result = runner.invoke(app, ["simulate", "--out", str(blocker / "games.jsonl"), "--games", "1"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -22,7 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Tr
 
 from backalley import record
 from backalley.sources import SourceError, expand, read_file
-from backalley.validate import Summary, check_items, default_workers
+from backalley.validate import Summary, check_items, default_workers, worker_count
 
 app = typer.Typer(
     name="backalley",
@@ -69,8 +69,6 @@ def _main(
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
 PROGRESS_MIN_BYTES = 1 << 20
-#: Below this much input, starting worker processes costs more than it saves.
-AUTO_WORKERS_MIN_BYTES = 8 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -111,7 +109,13 @@ def validate(
         bool, typer.Option("--json", help="Write the JSON Lines report of RECORD.md to stdout.")
     ] = False,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Worker processes for the replay (default: 1).")
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Worker processes for the replay (default: 1; at most the CPU count and the record count).",
+        ),
     ] = 1,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Human output: only invalid records and the summary.")
@@ -128,8 +132,7 @@ def validate(
         raise fail(str(exc)) from None
     summary = Summary()
     total = sum(f.path.stat().st_size for f in files)
-    if workers is None:
-        workers = default_workers() if total >= AUTO_WORKERS_MIN_BYTES else 1
+    workers = worker_count(workers, files)
     write = sys.stdout.buffer.write
     with progress_bar(total, "validating") as bar:
         task = bar.add_task("", total=total, records=0) if bar else None
@@ -192,8 +195,13 @@ def simulate(
     """Play complete, legal games between bots and write them as JSON Lines."""
     from backalley.simulate import write_games
 
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+    if out_file.is_dir():
+        raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    try:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+    except OSError as exc:
+        raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
     err.print(f"wrote {summary} to {out_file}", highlight=False)
 
 
@@ -263,7 +271,7 @@ def ingest(
             "--workers",
             "-w",
             min=1,
-            help="Worker processes for the replay (default: the CPU count).",
+            help="Worker processes for the replay (default and most: the CPU count; no more than the records).",
             show_default=False,
         ),
     ] = None,
@@ -308,7 +316,7 @@ def ingest(
     except SourceError as exc:
         raise fail(str(exc)) from None
     db_path = db if db is not None else default_db()
-    n_workers = workers if workers is not None else default_workers()
+    n_workers = worker_count(workers if workers is not None else default_workers(), files)
     total = sum(f.path.stat().st_size for f in files)
     show = sys.stderr.isatty()
     try:

@@ -32,7 +32,6 @@ import gc
 import hashlib
 import multiprocessing
 import os
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -49,6 +48,7 @@ import pyarrow as pa
 
 from backalley import __version__
 from backalley.rows import Built, build_item, content_hash, worker_init
+from backalley.sizes import parse_size
 from backalley.sources import InputFile, Item, expand, read_file
 from backalley.store import Store, StoreError, one_line
 from backalley.tables import game_tables, rows_table
@@ -68,8 +68,8 @@ TRANSACTION = 512
 #: strings in memory until a checkpoint, so much larger records need more
 #: (``backalley ingest --memory-limit``; see "Known limit" in docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
-#: A memory size as DuckDB reads it.
-_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|[KMGT]i?B)", re.IGNORECASE)
+#: The smallest ``--memory-limit`` taken: below it DuckDB cannot even hold its own working set.
+MIN_MEMORY_LIMIT = "16MB"
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Write-ahead log size that triggers a checkpoint while ingesting (DuckDB's default:
@@ -174,13 +174,10 @@ def ingest_files(
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=len(files))
-    writer = _Writer(store, run, replace)
-    writer.begin(paths, workers)
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     # A flat footprint however long the input: a smaller DuckDB buffer than its default,
     # and DuckDB and Arrow hand freed memory back after every chunk instead of keeping it.
-    # One DuckDB thread: the other CPUs run the workers.
+    # One DuckDB thread: the other CPUs run the workers.  Set before the run row exists,
+    # so that a setting DuckDB refuses leaves no run behind.
     settings = _Settings(
         store,
         {
@@ -190,6 +187,14 @@ def ingest_files(
             "threads": "1",
         },
     )
+    try:
+        writer = _Writer(store, run, replace)
+        writer.begin(paths, workers)
+    except BaseException:
+        settings.restore()
+        raise
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     try:
         items = (item for f in files for item in read_file(f))
         chunks = built_chunks(items, workers, chunk, writer.stored_hashes)
@@ -232,9 +237,9 @@ def ingest_files(
 
 
 def check_memory_limit(size: str) -> None:
-    """Raises ``ValueError`` unless ``size`` is a memory size DuckDB reads (``96MB``, ``1GB``)."""
-    if not _MEMORY.fullmatch(size):
-        raise ValueError(f"{size!r}: expected a size such as 96MB or 1GB")
+    """Raises ``ValueError`` unless ``size`` is a memory size DuckDB reads and at least :data:`MIN_MEMORY_LIMIT`."""
+    if parse_size(size, unit_required=True) < parse_size(MIN_MEMORY_LIMIT):
+        raise ValueError(f"{size!r}: an ingest needs at least {MIN_MEMORY_LIMIT} (default {INGEST_MEMORY_LIMIT})")
 
 
 class _Settings:
@@ -244,8 +249,13 @@ class _Settings:
         self.con = store.con
         self.old: dict[str, str] = {}
         for name, value in values.items():
-            self.old[name] = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
-            self.con.execute(f"SET {name} = '{value}'")
+            old = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+            try:
+                self.con.execute(f"SET {name} = '{value}'")
+            except duckdb.Error as exc:
+                self.restore()
+                raise StoreError(f"{store.path}: DuckDB refused {name} = {value}: {one_line(exc)}") from None
+            self.old[name] = old
 
     def restore(self) -> None:
         for name, value in self.old.items():

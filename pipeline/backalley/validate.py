@@ -12,7 +12,7 @@ import json
 import multiprocessing
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -21,7 +21,7 @@ import orjson
 
 from backalley.record import fast_decode
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
-from backalley.sources import Item, parse
+from backalley.sources import InputFile, Item, parse
 
 #: Records read ahead per batch with several workers (two batches are in flight).
 BATCH = 2048
@@ -63,6 +63,36 @@ def check_item(item: Item) -> Replay:
 
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def worker_count(requested: int, files: Sequence[InputFile]) -> int:
+    """The worker processes worth starting: at most the CPU count, and at most one per input record."""
+    cap = max(1, min(requested, default_workers()))
+    return max(1, min(cap, records_up_to(files, cap)))
+
+
+def records_up_to(files: Sequence[InputFile], limit: int) -> int:
+    """The number of input records, counted only up to ``limit`` (so at most ``limit`` lines are read).
+
+    A ``.json`` file, or a file that is not regular or cannot be read, counts as one.
+    """
+    n = 0
+    for f in files:
+        if n >= limit:
+            break
+        if not f.jsonl or not f.path.is_file():
+            n += 1
+            continue
+        try:
+            with f.path.open("rb") as fh:
+                for line in fh:
+                    if line.strip():
+                        n += 1
+                        if n >= limit:
+                            break
+        except OSError:
+            n += 1
+    return min(n, limit)
 
 
 @dataclass(slots=True)
