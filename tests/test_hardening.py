@@ -346,3 +346,52 @@ def test_item10_simulate_out_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["simulate", "--out", str(blocker / "games.jsonl"), "--games", "1"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+# --- item 11: records above --max-record-bytes ------------------------------------------------
+
+
+@pytest.fixture
+def big_input(tmp_path: Path) -> Path:
+    """A 3 MB record (a valid game but for its event) between two ordinary games."""
+    big = a_game("big")
+    big["event"] = "é" * 1_500_000
+    lines = [json.dumps(a_game("g1")), json.dumps(big, ensure_ascii=False), json.dumps(a_game("g2"))]
+    f = write_lines(tmp_path / "in.jsonl", lines)
+    assert 3_000_000 < len(lines[1].encode()) < 3_100_000
+    return f
+
+
+def test_item11_validate_reports_a_record_too_large(big_input: Path) -> None:
+    size = len(big_input.read_bytes().splitlines()[1])
+    code, reports, err = validate_json(str(big_input))
+    assert code == 1 and err == ""
+    assert [r["valid"] for r in reports] == [True, False, True]
+    (v,) = reports[1]["violations"]
+    assert v["code"] == "JSON" and f"{size:,} bytes" in v["message"] and "--max-record-bytes" in v["message"]
+    code, reports, _ = validate_json(str(big_input), "--max-record-bytes", "4MB")
+    assert [v["code"] for v in reports[1]["violations"]] == ["SCHEMA"]  # read: the event is too long
+    human = runner.invoke(app, ["validate", str(big_input), "--max-record-bytes", "nonsense"])
+    assert human.exit_code == 2 and "--max-record-bytes" in human.stderr and "Traceback" not in human.output
+
+
+def test_item11_ingest_rejects_a_record_too_large_and_goes_on(big_input: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    raw = big_input.read_bytes().splitlines()[1]
+    db = tmp_path / "s.duckdb"
+    for run_no in (1, 2):
+        code, run = ingest_json(str(big_input), "--db", str(db))
+        assert code == 1 and run["records"] == 3 and run["rejected"] == 1
+        assert run["inserted"] == (2 if run_no == 1 else 0)
+    rows = sql(db, "SELECT source, line, reason, message, content_hash, raw, raw_bytes FROM rejects")
+    assert len(rows) == 1
+    source, line, reason, message, sha, text, raw_bytes = rows[0]
+    assert (source, line, reason) == (str(big_input), 2, "too_large")
+    kept = text.encode()
+    assert f"{len(raw):,} bytes" in message and f"first {len(kept):,} bytes" in message
+    assert sha == hashlib.sha256(raw).hexdigest() and raw_bytes is None
+    assert raw.startswith(kept) and 4094 <= len(kept) <= 4096  # whole characters only (é is two bytes)
+    assert sql(db, "SELECT game_id FROM games ORDER BY game_id") == [("g1",), ("g2",)]
+    _, run = ingest_json(str(big_input), "--db", str(db), "--max-record-bytes", "4000000")
+    assert run["inserted"] == 1 and run["invalid"] == 1  # read now: stored, invalid (event too long)

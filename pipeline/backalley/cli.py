@@ -94,6 +94,34 @@ def progress_bar(total_bytes: int, what: str) -> Iterator[Progress | None]:
         yield bar
 
 
+MaxRecordBytes = Annotated[
+    str | None,
+    typer.Option(
+        "--max-record-bytes",
+        metavar="SIZE",
+        help="Larger records are not read but reported as too large, e.g. 4MB (default: 1MB; a 25-deal game "
+        "is about 23 kB).",
+        show_default=False,
+    ),
+]
+
+
+def record_limit(text: str | None) -> int:
+    """``--max-record-bytes`` in bytes (a usage error unless it is a size of at least one byte)."""
+    from backalley.sizes import parse_size
+    from backalley.validate import MAX_RECORD_BYTES
+
+    if text is None:
+        return MAX_RECORD_BYTES
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise fail(f"--max-record-bytes {exc}") from None
+    if size < 1:
+        raise fail(f"--max-record-bytes {text!r}: must be at least one byte")
+    return size
+
+
 Paths = Annotated[
     list[str],
     typer.Argument(
@@ -120,12 +148,14 @@ def validate(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Human output: only invalid records and the summary.")
     ] = False,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and report each rule violation with its location.
 
     Exit status: 0 when every record is valid, 1 when any is not, 2 for a usage
     error (an unknown option, or a path that does not exist or cannot be read).
     """
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
@@ -137,7 +167,7 @@ def validate(
     with progress_bar(total, "validating") as bar:
         task = bar.add_task("", total=total, records=0) if bar else None
         items = (item for f in files for item in read_file(f))
-        for item, result in check_items(items, workers=workers, json_report=json_out):
+        for item, result in check_items(items, workers=workers, json_report=json_out, max_record_bytes=limit):
             summary.add(result)
             if bar is not None and task is not None:
                 bar.update(task, advance=len(item.raw) + 1, records=summary.records)
@@ -292,6 +322,7 @@ def ingest(
             show_default=False,
         ),
     ] = None,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and store it in the DuckDB database, with its violations.
 
@@ -311,6 +342,7 @@ def ingest(
         check_memory_limit(memory_limit)
     except ValueError as exc:
         raise fail(f"--memory-limit {exc}") from None
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
@@ -342,7 +374,14 @@ def ingest(
                 bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
 
             run = ingest_files(
-                store, files, paths, workers=n_workers, replace=replace, progress=progress, memory_limit=memory_limit
+                store,
+                files,
+                paths,
+                workers=n_workers,
+                replace=replace,
+                progress=progress,
+                memory_limit=memory_limit,
+                max_record_bytes=limit,
             )
     except StoreError as exc:
         raise fail(str(exc)) from None

@@ -47,12 +47,12 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.rows import Built, build_item, content_hash, worker_init
+from backalley.rows import Built, build_item, content_hash, oversized, worker_init
 from backalley.sizes import parse_size
 from backalley.sources import InputFile, Item, expand, read_file
 from backalley.store import Store, StoreError, one_line
 from backalley.tables import game_tables, rows_table
-from backalley.validate import GC_THRESHOLD
+from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.  Two
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
@@ -136,6 +136,7 @@ def ingest(
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
     memory_limit: str = INGEST_MEMORY_LIMIT,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> RunSummary:
     """Replay and store every record under ``paths``; returns the run's counters.
 
@@ -155,6 +156,7 @@ def ingest(
             chunk=chunk,
             transaction=transaction,
             memory_limit=memory_limit,
+            max_record_bytes=max_record_bytes,
         )
 
 
@@ -169,8 +171,12 @@ def ingest_files(
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
     memory_limit: str = INGEST_MEMORY_LIMIT,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> RunSummary:
-    """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile."""
+    """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile.
+
+    A record above ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
+    """
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=len(files))
@@ -197,7 +203,7 @@ def ingest_files(
     gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     try:
         items = (item for f in files for item in read_file(f))
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes)
+        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes)
         records = 0
         for part in chunks:
             writer.write(part)
@@ -272,7 +278,11 @@ Chunk = list[tuple[Item, Built]]
 
 
 def built_chunks(
-    items: Iterable[Item], workers: int, chunk: int = CHUNK, stored: StoredLookup | None = None
+    items: Iterable[Item],
+    workers: int,
+    chunk: int = CHUNK,
+    stored: StoredLookup | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Chunk]:
     """``(item, built)`` pairs, in input order, a chunk at a time.
 
@@ -281,16 +291,24 @@ def built_chunks(
     one is written), so memory stays bounded however long the input.  With
     ``stored``, inputs whose content hash is already stored are not replayed
     again: they come back as ``Built(stored=True)`` (a duplicate), which makes a
-    re-run cheap.
+    re-run cheap.  An input above ``max_record_bytes`` is not replayed either: it
+    comes back as the reject ``too_large``, its raw text cut short
+    (:func:`backalley.rows.oversized`).
     """
     it = iter(items)
 
     def split(batch: list[Item]) -> tuple[list[Built | None], list[Item]]:
-        if stored is None:
-            return [None] * len(batch), batch
-        shas = [content_hash(x.raw) for x in batch]
-        known = stored(shas)
-        pre: list[Built | None] = [Built(sha, stored=True, valid=known[sha]) if sha in known else None for sha in shas]
+        pre: list[Built | None] = [None] * len(batch)
+        for k, x in enumerate(batch):
+            if (big := oversized(x, max_record_bytes)) is not None:
+                batch[k], pre[k] = big
+        if stored is not None:
+            shas = [content_hash(x.raw) if b is None else "" for x, b in zip(batch, pre, strict=True)]
+            known = stored([sha for sha in shas if sha])
+            pre = [
+                Built(sha, stored=True, valid=known[sha]) if sha in known else b
+                for sha, b in zip(shas, pre, strict=True)
+            ]
         return pre, [x for x, b in zip(batch, pre, strict=True) if b is None]
 
     def merge(batch: list[Item], pre: list[Built | None], built: list[Built]) -> Chunk:

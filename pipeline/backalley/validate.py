@@ -29,6 +29,8 @@ BATCH = 2048
 TASK = 128
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
+#: The largest record read, by default (``--max-record-bytes``): a 25-deal game is about 23 kB.
+MAX_RECORD_BYTES = 1_000_000
 
 
 def tune_gc() -> None:
@@ -53,6 +55,20 @@ def check(raw: bytes) -> Replay:
     if error is not None:
         return json_error(error)
     return replay(value)
+
+
+def too_large(size: int, limit: int) -> str | None:
+    """The error for a record of ``size`` bytes when it is above ``limit``, else ``None``."""
+    if size <= limit:
+        return None
+    return f"record too large: {size:,} bytes, more than the {limit:,} of --max-record-bytes"
+
+
+def cap_records(items: Iterable[Item], limit: int) -> Iterator[Item]:
+    """``items``, each record larger than ``limit`` bytes replaced by its ``JSON``-class error."""
+    for item in items:
+        error = too_large(len(item.raw), limit)
+        yield item if error is None else Item(item.source, item.line, b"", error)
 
 
 def check_item(item: Item) -> Replay:
@@ -129,10 +145,15 @@ def _check_human(item: Item) -> Checked:
     return check_for_validate(item, False)
 
 
-def check_items(items: Iterable[Item], workers: int = 1, json_report: bool = False) -> Iterator[tuple[Item, Checked]]:
-    """``(item, checked)`` for every item, in input order; replays in ``workers`` processes."""
+def check_items(
+    items: Iterable[Item], workers: int = 1, json_report: bool = False, max_record_bytes: int = MAX_RECORD_BYTES
+) -> Iterator[tuple[Item, Checked]]:
+    """``(item, checked)`` for every item, in input order; replays in ``workers`` processes.
+
+    A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.
+    """
     fn = _check_json if json_report else _check_human
-    it = iter(items)
+    it = cap_records(items, max_record_bytes)
     if workers <= 1:
         tune_gc()
         for item in it:
