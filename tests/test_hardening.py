@@ -395,3 +395,93 @@ def test_item11_ingest_rejects_a_record_too_large_and_goes_on(big_input: Path, t
     assert sql(db, "SELECT game_id FROM games ORDER BY game_id") == [("g1",), ("g2",)]
     _, run = ingest_json(str(big_input), "--db", str(db), "--max-record-bytes", "4000000")
     assert run["inserted"] == 1 and run["invalid"] == 1  # read now: stored, invalid (event too long)
+
+
+# --- item 9: report on a bad database or into a bad folder -----------------------------------
+
+
+def report(db: Path, out: Path) -> Any:
+    result = runner.invoke(app, ["report", "--db", str(db), "--out", str(out)])
+    assert "Traceback" not in result.output
+    return result
+
+
+def tmp_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*.tmp")] if folder.is_dir() else []
+
+
+def one_error_line(result: Any) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    return str(lines[0])
+
+
+def test_item9_report_on_a_corrupt_database(small_db: Path, tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.duckdb"
+    garbage.write_bytes(b"\x00not a database at all" * 1000)
+    assert "garbage.duckdb" in one_error_line(report(garbage, tmp_path / "r1"))
+    truncated = tmp_path / "truncated.duckdb"
+    data = small_db.read_bytes()
+    truncated.write_bytes(data[: len(data) // 3])
+    one_error_line(report(truncated, tmp_path / "r2"))
+    flipped = tmp_path / "flipped.duckdb"
+    flipped.write_bytes(data[:4096] + bytes(b ^ 0xFF for b in data[4096:]))
+    one_error_line(report(flipped, tmp_path / "r3"))
+    assert tmp_files(tmp_path) == []
+
+
+def test_item9_report_refuses_a_newer_schema_version(small_db: Path, tmp_path: Path) -> None:
+    with duckdb.connect(str(small_db)) as con:
+        con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    line = one_error_line(report(small_db, tmp_path / "r"))
+    assert "schema version 99" in line and "upgrade backalley" in line
+    query = runner.invoke(app, ["query", "SELECT 1", "--db", str(small_db)])
+    assert query.exit_code == 2 and "schema version 99" in query.stderr  # the same check as query's
+    assert not (tmp_path / "r").exists()
+
+
+def test_item9_report_out_that_is_a_file_or_cannot_be_created(small_db: Path, tmp_path: Path) -> None:
+    a_file = tmp_path / "taken"
+    a_file.write_text("mine", encoding="utf-8")
+    assert "taken" in one_error_line(report(small_db, a_file))
+    assert a_file.read_text(encoding="utf-8") == "mine"
+    assert "taken" in one_error_line(report(small_db, a_file / "reports"))
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "players").write_text("in the way", encoding="utf-8")
+    one_error_line(report(small_db, tmp_path / "r"))
+    assert tmp_files(tmp_path) == []
+
+
+def test_item9_report_on_a_full_disk_leaves_no_temporary_file(
+    small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    real = Path.write_text
+    written: list[Path] = []
+
+    def full_after_two(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        if len(written) >= 2:
+            real(self, data[:100], *args, **kwargs)  # a partial page, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        written.append(self)
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_after_two)
+    out = tmp_path / "r"
+    line = one_error_line(report(small_db, out))
+    assert "No space left on device" in line
+    assert tmp_files(out) == [] and len(written) == 2
+
+
+def test_item9_the_next_report_removes_what_a_killed_run_left(small_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    (out / "players").mkdir(parents=True)
+    left = [out / "index.html.tmp", out / "summary.md.tmp", out / "players" / "ada-12345678.html.tmp"]
+    for p in left:
+        p.write_text("<half a page", encoding="utf-8")
+    mine = out / "players" / "notes.tmp"
+    mine.write_text("not ours", encoding="utf-8")
+    result = report(small_db, out)
+    assert result.exit_code == 0, result.output
+    assert tmp_files(out) == [mine]

@@ -407,6 +407,29 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) 
         raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
 
 
+def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Raise :class:`StoreError` unless ``con`` holds a backalley database of the schema version this tool reads.
+
+    ``query``, ``export`` and ``report`` all read through this check.
+    """
+    try:
+        version = _read_version(con, str(path))
+    except duckdb.Error as exc:
+        raise NotAStoreError(f"{path}: cannot read the database: {one_line(exc)}") from None
+    if version is None:
+        raise NotAStoreError(f"{path}: empty database (run `backalley ingest` first)")
+    if version != SCHEMA_VERSION:
+        newer = version > SCHEMA_VERSION
+        raise SchemaVersionError(
+            f"{path}: schema version {version}, this tool reads version {SCHEMA_VERSION}; "
+            + (
+                "upgrade backalley to read it"
+                if newer
+                else "open it once for writing (e.g. `backalley ingest`) to migrate it"
+            )
+        )
+
+
 class Store:
     """One open database (see the module docstring)."""
 
@@ -453,19 +476,7 @@ class Store:
             config = {"enable_external_access": False, "lock_configuration": True}
         con = _connect(p, read_only=True, config=config)
         try:
-            version = _read_version(con, str(p))
-            if version is None:
-                raise NotAStoreError(f"{p}: empty database (run `backalley ingest` first)")
-            if version != SCHEMA_VERSION:
-                newer = version > SCHEMA_VERSION
-                raise SchemaVersionError(
-                    f"{p}: schema version {version}, this tool reads version {SCHEMA_VERSION}; "
-                    + (
-                        "upgrade backalley to read it"
-                        if newer
-                        else "open it once for writing (e.g. `backalley ingest`) to migrate it"
-                    )
-                )
+            check_readable(con, p)
         except BaseException:
             con.close()
             raise
@@ -750,6 +761,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreLockedError",
+    "check_readable",
     "default_db",
     "export",
 ]
