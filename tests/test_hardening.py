@@ -6,6 +6,7 @@ Each test names the item it covers and uses the input the issue names.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -485,3 +486,27 @@ def test_item9_the_next_report_removes_what_a_killed_run_left(small_db: Path, tm
     result = report(small_db, out)
     assert result.exit_code == 0, result.output
     assert tmp_files(out) == [mine]
+
+
+# --- leap second ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("played_at", "stored"),
+    [
+        ("2016-12-31T23:59:60Z", "2017-01-01 00:00:00"),
+        ("2017-01-01T01:59:60.5+02:00", "2017-01-01 00:00:00.5"),
+        ("2026-01-31T19:05:00Z", "2026-01-31 19:05:00"),
+    ],
+)
+def test_a_leap_second_is_stored_as_the_next_second(tmp_path: Path, played_at: str, stored: str) -> None:
+    rec = a_game()
+    rec["played_at"] = played_at
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
+    code, reports, _ = validate_json(str(f))
+    assert code == 0 and reports[0]["valid"]
+    db = tmp_path / "s.duckdb"
+    _, run = ingest_json(str(f), "--db", str(db))
+    assert run["inserted"] == 1
+    expected = datetime.fromisoformat(stored + "+00:00").timestamp()
+    assert sql(db, "SELECT epoch(played_at) FROM games") == [(expected,)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -94,16 +94,28 @@ def _not_null(value: Any) -> Any:
     return value
 
 
-def _check_datetime(value: str) -> str:
+def instant(value: str) -> datetime:
+    """The aware instant of an RFC 3339 date-time with offset; raises ``ValueError`` if it is none.
+
+    RFC 3339 allows a leap second (``23:59:60``), which ``datetime`` cannot hold:
+    it is read as the second after ``23:59:59`` (``2016-12-31T23:59:60Z`` is
+    ``2017-01-01T00:00:00Z``), so that it is stored, not dropped.
+    """
     if not _RFC3339.fullmatch(value):
         raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T19:05:00Z")
     text = value.upper().replace("Z", "+00:00")
-    if text[17:19] == "60":  # RFC 3339 allows a leap second; datetime does not
+    leap = text[17:19] == "60"
+    if leap:
         text = text[:17] + "59" + text[19:]
     try:
-        datetime.fromisoformat(text)
-    except ValueError:
+        at = datetime.fromisoformat(text)
+        return at + timedelta(seconds=1) if leap else at
+    except (ValueError, OverflowError):
         raise ValueError(f"{value!r} is not a real date and time") from None
+
+
+def _check_datetime(value: str) -> str:
+    instant(value)
     return value
 
 

@@ -37,7 +37,7 @@ from typing import Any
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX
-from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, nfc, to_fast
+from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, instant, nfc, to_fast
 from backalley.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
 from backalley.rules import BOARD, HAND_SIZE, PASS, Contract, made
 from backalley.sources import Item, parse
@@ -214,12 +214,11 @@ def _str(v: Any) -> str | None:
 
 
 def _timestamp(v: Any) -> datetime | None:
-    """An RFC 3339 date-time with offset -> aware UTC datetime; anything else -> None."""
+    """An RFC 3339 date-time with offset -> aware UTC datetime (a leap second: the next second); else None."""
     if not isinstance(v, str):
         return None
     try:
-        t = datetime.fromisoformat(v.upper().replace("Z", "+00:00"))
-        return t.astimezone(UTC) if t.tzinfo is not None else None
+        return instant(v).astimezone(UTC)
     except (ValueError, OverflowError):
         return None
 
