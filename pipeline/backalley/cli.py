@@ -22,7 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Tr
 
 from backalley import record
 from backalley.sources import SourceError, expand, read_file
-from backalley.validate import Summary, check_items, default_workers
+from backalley.validate import Summary, check_items, default_workers, worker_count
 
 app = typer.Typer(
     name="backalley",
@@ -69,8 +69,6 @@ def _main(
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
 PROGRESS_MIN_BYTES = 1 << 20
-#: Below this much input, starting worker processes costs more than it saves.
-AUTO_WORKERS_MIN_BYTES = 8 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -96,6 +94,34 @@ def progress_bar(total_bytes: int, what: str) -> Iterator[Progress | None]:
         yield bar
 
 
+MaxRecordBytes = Annotated[
+    str | None,
+    typer.Option(
+        "--max-record-bytes",
+        metavar="SIZE",
+        help="Larger records are not read but reported as too large, e.g. 4MB (default: 1MB; a 25-deal game "
+        "is about 23 kB).",
+        show_default=False,
+    ),
+]
+
+
+def record_limit(text: str | None) -> int:
+    """``--max-record-bytes`` in bytes (a usage error unless it is a size of at least one byte)."""
+    from backalley.sizes import parse_size
+    from backalley.validate import MAX_RECORD_BYTES
+
+    if text is None:
+        return MAX_RECORD_BYTES
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise fail(f"--max-record-bytes {exc}") from None
+    if size < 1:
+        raise fail(f"--max-record-bytes {text!r}: must be at least one byte")
+    return size
+
+
 Paths = Annotated[
     list[str],
     typer.Argument(
@@ -111,30 +137,37 @@ def validate(
         bool, typer.Option("--json", help="Write the JSON Lines report of RECORD.md to stdout.")
     ] = False,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Worker processes for the replay (default: 1).")
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Worker processes for the replay (default: 1; at most the CPU count and the record count).",
+        ),
     ] = 1,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Human output: only invalid records and the summary.")
     ] = False,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and report each rule violation with its location.
 
     Exit status: 0 when every record is valid, 1 when any is not, 2 for a usage
     error (an unknown option, or a path that does not exist or cannot be read).
     """
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
     summary = Summary()
     total = sum(f.path.stat().st_size for f in files)
-    if workers is None:
-        workers = default_workers() if total >= AUTO_WORKERS_MIN_BYTES else 1
+    workers = worker_count(workers, files)
     write = sys.stdout.buffer.write
     with progress_bar(total, "validating") as bar:
         task = bar.add_task("", total=total, records=0) if bar else None
         items = (item for f in files for item in read_file(f))
-        for item, result in check_items(items, workers=workers, json_report=json_out):
+        for item, result in check_items(items, workers=workers, json_report=json_out, max_record_bytes=limit):
             summary.add(result)
             if bar is not None and task is not None:
                 bar.update(task, advance=len(item.raw) + 1, records=summary.records)
@@ -192,8 +225,13 @@ def simulate(
     """Play complete, legal games between bots and write them as JSON Lines."""
     from backalley.simulate import write_games
 
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+    if out_file.is_dir():
+        raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    try:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+    except OSError as exc:
+        raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
     err.print(f"wrote {summary} to {out_file}", highlight=False)
 
 
@@ -263,7 +301,7 @@ def ingest(
             "--workers",
             "-w",
             min=1,
-            help="Worker processes for the replay (default: the CPU count).",
+            help="Worker processes for the replay (default and most: the CPU count; no more than the records).",
             show_default=False,
         ),
     ] = None,
@@ -284,6 +322,7 @@ def ingest(
             show_default=False,
         ),
     ] = None,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and store it in the DuckDB database, with its violations.
 
@@ -303,12 +342,13 @@ def ingest(
         check_memory_limit(memory_limit)
     except ValueError as exc:
         raise fail(f"--memory-limit {exc}") from None
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
     db_path = db if db is not None else default_db()
-    n_workers = workers if workers is not None else default_workers()
+    n_workers = worker_count(workers if workers is not None else default_workers(), files)
     total = sum(f.path.stat().st_size for f in files)
     show = sys.stderr.isatty()
     try:
@@ -334,7 +374,14 @@ def ingest(
                 bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
 
             run = ingest_files(
-                store, files, paths, workers=n_workers, replace=replace, progress=progress, memory_limit=memory_limit
+                store,
+                files,
+                paths,
+                workers=n_workers,
+                replace=replace,
+                progress=progress,
+                memory_limit=memory_limit,
+                max_record_bytes=limit,
             )
     except StoreError as exc:
         raise fail(str(exc)) from None

@@ -12,9 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backalley.reporting.html import index_page, player_file, player_page
+import duckdb
+
+from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
+from backalley.store import one_line
 
 #: Called as progress(done, total, what) while pages are written.
 Progress = Callable[[int, int, str], None]
@@ -38,11 +41,28 @@ class ReportSummary:
         )
 
 
+#: The suffix of a page being written; renamed to the page's name once complete.
+TMP = ".tmp"
+
+
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write ``path`` whole or not at all: a temporary file beside it, renamed; removed on any failure."""
+    tmp = path.with_name(path.name + TMP)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _prepare(out_dir: Path) -> None:
+    """Create the output folders, and remove the temporary pages a killed run left behind."""
+    for folder in (out_dir, out_dir / "players"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for left in folder.iterdir():
+            if left.name.endswith((".html" + TMP, ".md" + TMP)) and left.is_file() and not left.is_symlink():
+                left.unlink()
 
 
 def write_reports(
@@ -56,8 +76,22 @@ def write_reports(
 
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
-    every figure to the games of one event. Raises :class:`ReportError`.
+    every figure to the games of one event. Raises :class:`ReportError` for
+    anything wrong with the database or the output folder (one line), leaving no
+    temporary file behind.
     """
+    try:
+        return _write_reports(db_path, out_dir, player, event, progress)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else out_dir
+        raise ReportError(f"{where}: cannot write the report: {exc.strerror or exc}") from None
+    except duckdb.Error as exc:
+        raise ReportError(f"{db_path}: the database failed: {one_line(exc)}") from None
+
+
+def _write_reports(
+    db_path: Path, out_dir: Path, player: str | None, event: str | None, progress: Progress | None
+) -> ReportSummary:
     t0 = time.perf_counter()
     if progress is not None:
         progress(0, 1, "queries")
@@ -71,11 +105,13 @@ def write_reports(
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
     chosen = [player] if player is not None else everyone
-    out_dir.mkdir(parents=True, exist_ok=True)
-    linked = set(chosen) | {p for p in everyone if (out_dir / player_file(p)).is_file()}
+    _prepare(out_dir)
+    files = page_files(everyone)
+    wanted = set(chosen)
+    linked = {p: files[p] for p in everyone if p in wanted or (out_dir / files[p]).is_file()}
     pages: list[Path] = []
     for i, name in enumerate(chosen, 1):
-        path = out_dir / player_file(name)
+        path = out_dir / files[name]
         _write(path, player_page(metrics, name, linked))
         pages.append(path)
         if progress is not None:
