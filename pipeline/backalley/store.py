@@ -450,7 +450,10 @@ class Store:
         """
         p = Path(path) if path is not None else default_db()
         if p.parent and not p.parent.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{p}: cannot create its folder: {exc.strerror or exc}") from None
         con = _connect(p, read_only=False, config={"memory_limit": memory_limit})
         try:
             store = cls(con, p, read_only=False)
