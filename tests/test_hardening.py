@@ -510,3 +510,23 @@ def test_a_leap_second_is_stored_as_the_next_second(tmp_path: Path, played_at: s
     assert run["inserted"] == 1
     expected = datetime.fromisoformat(stored + "+00:00").timestamp()
     assert sql(db, "SELECT epoch(played_at) FROM games") == [(expected,)]
+
+
+@pytest.mark.parametrize("where", ["a-file/s.duckdb", "folder"])
+def test_item10_a_db_path_that_cannot_be_a_database_is_a_usage_error(tmp_path: Path, where: str) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    (tmp_path / "folder").mkdir()
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
+    result = runner.invoke(app, ["ingest", str(f), "--db", str(tmp_path / where)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_item1_export_removes_what_a_killed_export_left(small_db: Path, tmp_path: Path) -> None:
+    for left in (".out.partial-abc123/games", ".out.old-def456/export/games"):
+        (tmp_path / left).mkdir(parents=True)
+        (tmp_path / left / "data_0.parquet").write_bytes(b"half")
+    (tmp_path / ".other.partial-x").mkdir()
+    result = runner.invoke(app, ["export", str(tmp_path / "out"), "--db", str(small_db)])
+    assert result.exit_code == 0, result.output
+    assert leftovers(tmp_path) == [".other.partial-x"]

@@ -14,6 +14,7 @@ DuckDB allows one writing process per file: a second one gets
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
@@ -450,7 +451,10 @@ class Store:
         """
         p = Path(path) if path is not None else default_db()
         if p.parent and not p.parent.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{p}: cannot create its folder: {exc.strerror or exc}") from None
         con = _connect(p, read_only=False, config={"memory_limit": memory_limit})
         try:
             store = cls(con, p, read_only=False)
@@ -655,6 +659,9 @@ def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any
     if store.path.resolve().is_relative_to(out_dir.resolve()):
         raise StoreError(f"{out_dir}: holds the database {store.path}; export to another folder")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
+    for left in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-*"):  # what a killed export left
+        if left.name.startswith((f".{out_dir.name}.partial-", f".{out_dir.name}.old-")) and not left.is_symlink():
+            shutil.rmtree(left, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
     try:
         manifest = _write_export(store, tmp)
