@@ -6,7 +6,7 @@ rejected, 2 usage or environment errors.
 
 from __future__ import annotations
 
-import io
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +19,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
+from typer.core import TyperCommand
 
 from backalley import record
 from backalley.sources import SourceError, expand, read_file
@@ -351,26 +352,80 @@ def ingest(
 
 
 class QueryFormat(StrEnum):
+    """The formats of :class:`backalley.query.Format` (not imported here: it loads DuckDB)."""
+
     table = "table"
     csv = "csv"
     json = "json"
+    ndjson = "ndjson"
     parquet = "parquet"
 
 
-@app.command()
+class _NameValueCommand(TyperCommand):
+    """``--param NAME VALUE``, repeatable: click's ``multiple`` with ``nargs=2``, which typer cannot declare.
+
+    Each pair reaches the command as one string, ``NAME`` and ``VALUE`` joined by
+    a NUL (which no command-line argument can contain).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for p in self.params:
+            if p.name == "param":
+                p.multiple = True
+                p.nargs = 2
+                p.process_value = _join_pairs  # type: ignore[method-assign]
+
+
+def _join_pairs(ctx: Any, value: Any) -> list[str]:
+    return [f"{name}\0{v}" for name, v in value or ()]
+
+
+@app.command(cls=_NameValueCommand)
 def query(
     sql: Annotated[str | None, typer.Argument(help="The SQL to run (or use --file).", show_default=False)] = None,
     file: Annotated[
         Path | None, typer.Option("--file", "-f", help="Read the SQL from this file.", show_default=False)
     ] = None,
-    fmt: Annotated[QueryFormat, typer.Option("--format", "-F", help="Output format.")] = QueryFormat.table,
+    fmt: Annotated[
+        QueryFormat, typer.Option("--format", "-F", help="Output format (json: one array; ndjson: one object a line).")
+    ] = QueryFormat.table,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param", "-p", metavar="NAME VALUE", help="A value for $NAME in the SQL (repeatable).", show_default=False
+        ),
+    ] = None,
     out_file: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the result to this file (required for parquet).", show_default=False),
+        typer.Option(
+            "--out", "-o", help="Write the result to this new file (required for parquet).", show_default=False
+        ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite an existing --out file (never the database or its WAL).")
+    ] = False,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=1, help="Rows shown in table format (csv, json, parquet: all).")
     ] = 100,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit",
+            metavar="SIZE",
+            help="DuckDB's memory cap for the query, e.g. 2GB (default: 1GB).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="Seconds the query may run before it is interrupted (default: 60).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run SQL on a read-only connection to the database and print the result.
@@ -380,65 +435,49 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
-    import polars as pl
+    from backalley.ingest import check_memory_limit
+    from backalley.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
+    from backalley.store import StoreError, default_db
 
-    from backalley.store import Store, StoreError, default_db
+    memory_limit = memory_limit or QUERY_MEMORY_LIMIT
+    timeout = timeout or QUERY_TIMEOUT
 
     if (sql is None) == (file is None):
         raise fail("give the SQL either as an argument or with --file, not both")
     if file is not None:
         try:
             sql = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise fail(f"{file}: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise fail(f"{file}: {getattr(exc, 'strerror', None) or exc}") from None
     assert sql is not None
     if fmt is QueryFormat.parquet and out_file is None:
         raise fail("--format parquet needs --out FILE")
     try:
-        with Store.open_readonly(db if db is not None else default_db()) as store:
-            result = store.query(sql)
-    except StoreError as exc:
+        check_memory_limit(memory_limit)
+    except ValueError as exc:
+        raise fail(f"--memory-limit {exc}") from None
+    pairs = [(name, value) for name, _, value in (p.partition("\0") for p in param or [])]
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise fail("--param: a name is given twice")
+    options: dict[str, Any] = {
+        "params": dict(pairs),
+        "fmt": Format(fmt.value),
+        "max_rows": max_rows,
+        "memory_limit": memory_limit,
+        "timeout": timeout,
+    }
+    db_path = db if db is not None else default_db()
+    try:
+        if out_file is not None:
+            write_query(db_path, sql, out_file, force=force, **options)
+        else:
+            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            width = Console().width if sys.stdout.isatty() else None
+            run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
+            sys.stdout.flush()
+    except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
-    frame = pl.DataFrame(pl.from_arrow(result)) if result.num_columns else pl.DataFrame()
-    if fmt is QueryFormat.parquet:
-        assert out_file is not None
-        frame.write_parquet(out_file)
-    elif fmt is QueryFormat.csv:
-        text = frame.write_csv()
-        _emit(text, out_file)
-    elif fmt is QueryFormat.json:
-        text = frame.write_json() + "\n"
-        _emit(text, out_file)
-    else:
-        _emit(_table_text(frame, max_rows, out_file is None), out_file)
-
-
-def _emit(text: str, out_file: Path | None) -> None:
-    if out_file is None:
-        sys.stdout.write(text)
-    else:
-        out_file.write_text(text, encoding="utf-8")
-
-
-def _table_text(frame: Any, max_rows: int, color: bool) -> str:
-    from rich.table import Table
-
-    shown = frame.head(max_rows)
-    table = Table(*[str(c) for c in frame.columns], show_lines=False, header_style="bold")
-    cells = [["NULL" if v is None else str(v) for v in row] for row in shown.iter_rows()]
-    for row in cells:
-        table.add_row(*row)
-    widths = [max([len(str(c)), *(len(r[k]) for r in cells)]) for k, c in enumerate(frame.columns)]
-    width = sum(widths) + 3 * len(widths) + 1
-    if color and sys.stdout.isatty():
-        width = min(width, Console().width)
-    console = Console(record=True, width=max(40, width), file=io.StringIO())
-    console.print(table)
-    if frame.height > max_rows:
-        console.print(f"({frame.height} rows, {max_rows} shown; --max-rows or --format csv for all)", soft_wrap=True)
-    else:
-        console.print(f"({frame.height} rows)", soft_wrap=True)
-    return console.export_text(styles=color and sys.stdout.isatty())
 
 
 @app.command()
