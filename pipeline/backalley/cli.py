@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,12 +15,22 @@ from typing import Annotated, Any
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 from typer.core import TyperCommand
 
 from backalley import record
-from backalley.sources import SourceError, expand, read_file
-from backalley.validate import Summary, check_items, default_workers
+from backalley.display import printable, safe
+from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
+from backalley.validate import Checked, Summary, check_items, default_workers
 
 app = typer.Typer(
     name="backalley",
@@ -75,32 +82,59 @@ AUTO_WORKERS_MIN_BYTES = 8 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print ``error: message`` (data in it shown literally, line breaks kept) and return the exit."""
+    text = "\n".join(safe(line) for line in message.splitlines())
+    err.print(f"[bold red]error:[/] {text}", highlight=False)
     return typer.Exit(code)
 
 
-@contextmanager
-def progress_bar(total_bytes: int, what: str) -> Iterator[Progress | None]:
-    """A byte-based progress bar on stderr for long runs on a terminal, else nothing."""
-    if not sys.stderr.isatty() or total_bytes < PROGRESS_MIN_BYTES:
-        yield None
-        return
-    with Progress(
-        TextColumn(f"{what} [progress.description]{{task.description}}"),
+def note(message: str) -> None:
+    """One line on stderr, printed literally."""
+    err.print(printable(message), markup=False, highlight=False)
+
+
+class RateColumn(ProgressColumn):
+    """Records (or items) per second so far."""
+
+    def render(self, task: Task) -> Text:
+        done = task.fields.get("records", task.completed)
+        elapsed = task.elapsed or 0.0
+        rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 else "-/s"
+        return Text(rate, style="progress.data.speed")
+
+
+def progress_bar(what: str, *, show: bool, of_total: bool = False) -> Progress:
+    """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), rate, time left.
+
+    ``of_total`` counts items against the task's total; otherwise the total is in
+    bytes and the count is the ``records`` field.  Hidden unless ``show``.
+    """
+    count = MofNCompleteColumn() if of_total else TextColumn("{task.fields[records]:,} records")
+    return Progress(
+        TextColumn(f"{what} {{task.description}}", markup=False),
         BarColumn(),
-        TextColumn("{task.fields[records]} records"),
-        TransferSpeedColumn(),
-        TimeElapsedColumn(),
+        count,
+        RateColumn(),
+        TimeRemainingColumn(),
         console=err,
         transient=True,
-    ) as bar:
-        yield bar
+        disable=not show,
+    )
+
+
+def report_problems(files: list[InputFile]) -> None:
+    """Say on stderr which paths found are not read (each is also a ``JSON`` error in the results)."""
+    for f in files:
+        if f.problem is not None:
+            note(f"{f.source}: {f.problem}")
 
 
 Paths = Annotated[
     list[str],
     typer.Argument(
-        help="Files (.json: one record; .jsonl: one per line) or folders (searched recursively).", show_default=False
+        help="Files (.json: one record; .jsonl: one per line), folders (searched recursively for *.json and "
+        "*.jsonl, any case) or - (standard input, one record per line).",
+        show_default=False,
     ),
 ]
 
@@ -127,40 +161,22 @@ def validate(
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
+    report_problems(files)
     summary = Summary()
-    total = sum(f.path.stat().st_size for f in files)
-    if workers is None:
-        workers = default_workers() if total >= AUTO_WORKERS_MIN_BYTES else 1
+    total = sum(f.size for f in files)
     write = sys.stdout.buffer.write
-    with progress_bar(total, "validating") as bar:
-        task = bar.add_task("", total=total, records=0) if bar else None
+    with progress_bar("validating", show=sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES) as bar:
+        task = bar.add_task("", total=total or None, records=0)
         items = (item for f in files for item in read_file(f))
         for item, result in check_items(items, workers=workers, json_report=json_out):
             summary.add(result)
-            if bar is not None and task is not None:
-                bar.update(task, advance=len(item.raw) + 1, records=summary.records)
+            bar.update(task, advance=len(item.raw) + 1, records=summary.records)
             if result.report is not None:
                 write(result.report + b"\n")
-                continue
-            st = result.status
-            if quiet and st != "invalid":
-                continue
-            where = item.source if item.line is None else f"{item.source}:{item.line}"
-            mark = {
-                "valid": "[green]valid     [/]",
-                "incomplete": "[yellow]incomplete[/]",
-                "invalid": "[red]invalid   [/]",
-            }[st]
-            out.print(f"{mark} {where}  {result.game_id or '(no game_id)'}", markup=True)
-            for v in result.violations:
-                loc = ", ".join(
-                    p
-                    for p in (f"deal {v.deal}" if v.deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
-                    if p
-                )
-                out.print(
-                    f"    {v.code}{' (' + loc + ')' if loc else ''}: {v.message}  [dim]{v.path or '/'}[/]", markup=True
-                )
+            elif not quiet or result.status == "invalid":
+                show_result(item, result)
+    if summary.records == 0:
+        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
     if not json_out:
         out.print()
         out.print(
@@ -170,6 +186,21 @@ def validate(
         for code, n in sorted(summary.by_code.items(), key=lambda kv: (-kv[1], kv[0])):
             out.print(f"  {code:<22}{n:>8}")
     raise typer.Exit(0 if summary.all_valid else 1)
+
+
+MARKS = {"valid": "[green]valid     [/]", "incomplete": "[yellow]incomplete[/]", "invalid": "[red]invalid   [/]"}
+
+
+def show_result(item: Item, result: Checked) -> None:
+    """The human lines of one record: status, where, game id, then each violation (data shown literally)."""
+    where = item.source if item.line is None else f"{item.source}:{item.line}"
+    out.print(f"{MARKS[result.status]} {safe(where)}  {safe(result.game_id or '(no game_id)')}")
+    for v in result.violations:
+        parts = (f"deal {v.deal}" if v.deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
+        loc = ", ".join(p for p in parts if p)
+        out.print(
+            f"    {v.code}{' (' + safe(loc) + ')' if loc else ''}: {safe(v.message)}  [dim]{safe(v.path or '/')}[/]"
+        )
 
 
 @app.command()
@@ -189,13 +220,32 @@ def simulate(
     faults: Annotated[
         float, typer.Option("--faults", min=0.0, max=1.0, help="Share of games that get one injected rule violation.")
     ] = 0.0,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes playing the games (default: the CPU count, one per 50 games at most); "
+            "the output is the same whatever the number.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines."""
     from backalley.simulate import write_games
 
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
-    err.print(f"wrote {summary} to {out_file}", highlight=False)
+    with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
+        task = bar.add_task("games", total=games)
+
+        def progress(done: int) -> None:
+            bar.update(task, completed=done)
+
+        summary = write_games(
+            out_file, games=games, seed=seed, players=players, faults=faults, workers=workers, progress=progress
+        )
+    note(f"wrote {summary} to {out_file}")
 
 
 @app.command()
@@ -211,37 +261,39 @@ def report(
         str | None, typer.Option("--player", help="Write the page of this player only (the index is still written).")
     ] = None,
     event: Annotated[str | None, typer.Option("--event", help="Report on the games of this event only.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes rendering player pages (default: the CPU count).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Write HTML reports (index.html, players/*.html) and summary.md from the store.
 
-    Exit status: 0 on success, 2 when the store is missing or unusable or the player unknown.
+    Exit status: 0 on success, 2 when the store is missing, unusable or holds no games
+    (of that --event), or the player is unknown.
     """
     from backalley.reporting import ReportError, write_reports
     from backalley.store import default_db
 
     db = db if db is not None else default_db()
 
-    show = sys.stderr.isatty()
-    with Progress(
-        TextColumn("report: {task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as bar:
+    with progress_bar("report:", show=sys.stderr.isatty(), of_total=True) as bar:
         task = bar.add_task("queries", total=None)
 
         def progress(done: int, total: int, what: str) -> None:
             bar.update(task, description=what, completed=done, total=total)
 
         try:
-            summary = write_reports(db, out_dir, player=player, event=event, progress=progress)
+            summary = write_reports(db, out_dir, player=player, event=event, progress=progress, workers=workers)
         except ReportError as exc:
             raise fail(str(exc)) from None
-    err.print(f"report: {summary}", highlight=False)
-    out.print(f"open {summary.index.resolve()}")
+    note(f"report: {summary}")
+    out.print(printable(summary.index.resolve()), markup=False)
 
 
 # --- the store: ingest, query, export ------------------------------------------------------
@@ -308,42 +360,39 @@ def ingest(
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
+    if not files:
+        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+    report_problems(files)
     db_path = db if db is not None else default_db()
     n_workers = workers if workers is not None else default_workers()
-    total = sum(f.path.stat().st_size for f in files)
-    show = sys.stderr.isatty()
+    total = sum(f.size for f in files)
     try:
-        with (
-            Store.open(db_path) as store,
-            Progress(
-                TextColumn("ingesting"),
-                BarColumn(),
-                TextColumn("{task.fields[records]} records, {task.fields[rate]} records/s"),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not show,
-            ) as bar,
-        ):
-            task = bar.add_task("", total=total or None, records=0, rate=0)
-            t0 = time.perf_counter()
+        with Store.open(db_path) as store, progress_bar("ingesting", show=sys.stderr.isatty()) as bar:
+            task = bar.add_task("", total=total or None, records=0)
             done = [0]
 
             def progress(records: int, nbytes: int) -> None:
                 done[0] += records
-                rate = done[0] / max(time.perf_counter() - t0, 1e-9)
-                bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
+                bar.update(task, advance=nbytes, records=done[0])
 
             run = ingest_files(
-                store, files, paths, workers=n_workers, replace=replace, progress=progress, memory_limit=memory_limit
+                store,
+                files,
+                [label(p) for p in paths],
+                workers=n_workers,
+                replace=replace,
+                progress=progress,
+                memory_limit=memory_limit,
             )
     except StoreError as exc:
         raise fail(str(exc)) from None
+    if run.records == 0:
+        raise fail(f"no records in {', '.join(paths)} (only blank lines)")
     if json_out:
         sys.stdout.buffer.write(orjson.dumps(run.as_dict()) + b"\n")
     else:
         out.print(
-            f"ingest run {run.run_id} into {run.db}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
+            f"ingest run {run.run_id} into {safe(run.db)}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
             f"({run.rate:,.0f} records/s)\n"
             f"  inserted {run.inserted}, replaced {run.replaced}, duplicates {run.duplicates}, "
             f"conflicts {run.conflicts}, rejected {run.rejected}, invalid {run.invalid}"
@@ -503,7 +552,7 @@ def export(
         raise fail(str(exc)) from None
     for name, info in manifest["tables"].items():
         out.print(f"  {name:<12}{info['rows']:>12} rows")
-    out.print(f"exported to {out_dir}")
+    out.print(f"exported to {printable(out_dir)}", markup=False)
 
 
 def main() -> None:  # pragma: no cover - console entry point

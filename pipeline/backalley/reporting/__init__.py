@@ -7,8 +7,10 @@ pages from :mod:`backalley.reporting.html` (escaped, self-contained).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,18 +47,64 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def _nothing(db_path: Path, event: str | None, rejected: int) -> str:
+    """Why there is nothing to report on."""
+    if event is not None:
+        return f"no games of event {event!r} in {db_path}"
+    extra = f" ({rejected} rejected inputs only)" if rejected else " (an empty database: run `backalley ingest` first)"
+    return f"no games in {db_path}{extra}"
+
+
+#: What a page-rendering worker process holds: the metrics, the linked players, the output folder.
+_worker: tuple[Metrics, set[str], Path] | None = None
+
+
+def _start_worker(metrics: Metrics, linked: set[str], out_dir: Path) -> None:
+    global _worker
+    _worker = (metrics, linked, out_dir)
+
+
+def _page(name: str) -> Path:
+    """Render and write one player's page (in a worker, from what :func:`_start_worker` gave it)."""
+    assert _worker is not None
+    metrics, linked, out_dir = _worker
+    path = out_dir / player_file(name)
+    _write(path, player_page(metrics, name, linked))
+    return path
+
+
+def _player_pages(
+    metrics: Metrics, names: list[str], linked: set[str], out_dir: Path, workers: int | None
+) -> Iterator[Path]:
+    """Write the pages of ``names``, in ``workers`` processes (the metrics are sent to each once)."""
+    n = min(workers or _cpus(), len(names))
+    if n <= 1:
+        _start_worker(metrics, linked, out_dir)
+        yield from map(_page, names)
+        return
+    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    with ctx.Pool(n, initializer=_start_worker, initargs=(metrics, linked, out_dir)) as pool:
+        yield from pool.imap(_page, names, chunksize=max(1, min(8, len(names) // (4 * n))))
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def write_reports(
     db_path: Path,
     out_dir: Path,
     player: str | None = None,
     event: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> ReportSummary:
     """Write the reports of the store at ``db_path`` into ``out_dir``.
 
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
-    every figure to the games of one event. Raises :class:`ReportError`.
+    every figure to the games of one event; ``workers`` processes render the
+    player pages (default: one per CPU). Raises :class:`ReportError`.
     """
     t0 = time.perf_counter()
     if progress is not None:
@@ -67,6 +115,8 @@ def write_reports(
     finally:
         con.close()
     t1 = time.perf_counter()
+    if metrics.population["games"] == 0:
+        raise ReportError(_nothing(db_path, event, metrics.population["rejected"]))
     everyone = metrics.players["player"].to_list()
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
@@ -74,12 +124,10 @@ def write_reports(
     out_dir.mkdir(parents=True, exist_ok=True)
     linked = set(chosen) | {p for p in everyone if (out_dir / player_file(p)).is_file()}
     pages: list[Path] = []
-    for i, name in enumerate(chosen, 1):
-        path = out_dir / player_file(name)
-        _write(path, player_page(metrics, name, linked))
+    for path in _player_pages(metrics, chosen, linked, out_dir, workers):
         pages.append(path)
         if progress is not None:
-            progress(i, len(chosen), "player pages")
+            progress(len(pages), len(chosen), "player pages")
     index = out_dir / "index.html"
     _write(index, index_page(metrics, linked))
     summary = out_dir / "summary.md"
