@@ -134,4 +134,6 @@ def test_report_on_nothing_says_so(sample_db: Path, tmp_path: Path) -> None:
 
 def test_make_demo_ends_with_the_report_path() -> None:
     demo = (ROOT / "Makefile").read_text(encoding="utf-8").split("\ndemo:", 1)[1].split("\n\n", 1)[0]
-    assert "open " not in demo and demo.strip().splitlines()[-1].strip().startswith("$(BIN)/backalley report")
+    assert "open " not in demo and demo.strip().splitlines()[-1].strip().lstrip("@").startswith(
+        "$(BIN)/backalley report"
+    )
