@@ -143,7 +143,7 @@ Paths = Annotated[
 def validate(
     paths: Paths,
     json_out: Annotated[
-        bool, typer.Option("--json", help="Write the JSON Lines report of RECORD.md to stdout.")
+        bool, typer.Option("--json", help="Write the JSON Lines report (docs/record-format.md) to stdout.")
     ] = False,
     workers: Annotated[
         int, typer.Option("--workers", "-w", min=1, help="Worker processes for the replay (default: 1).")

@@ -48,7 +48,7 @@ from backalley.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size
 
 Record = dict[str, Any]
 
-#: Every code of RECORD.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
+#: Every code of docs/record-format.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
 FAULT_CODES: tuple[str, ...] = CODES  # every one of them can be injected
 
 EVENTS = ("Thursday Club", "Kitchen Table League", "Spring Open 2026", "Online Ladder", "Harbour Pub Night")
@@ -875,7 +875,7 @@ def write_games(
 
 # --- the committed sample data ---------------------------------------------------------
 
-#: The example deal of RECORD.md (deal 11, hand size 3, dealer N, trump 5H; no stock).
+#: The example deal of docs/record-format.md (deal 11, hand size 3, dealer N, trump 5H; no stock).
 EXAMPLE_DEAL: Record = {
     "number": 11,
     "dealer": "N",
@@ -1000,7 +1000,7 @@ that they still do. Regenerate with
 |---|---|
 | `valid-games.jsonl` | 3 complete, valid games played by the bots (`backalley simulate --games 3 --seed {seed}` writes the same lines) |
 | `faulty-games.jsonl` | one game per injectable violation code, one code per line (table below) |
-| `worked-example.json` | a complete, valid game whose deal number 11 is exactly the example deal of RECORD.md (dealer N, trump 5H, W claims board; its stock is left out, as there) |
+| `worked-example.json` | a complete, valid game whose deal number 11 is exactly the example deal of docs/record-format.md (dealer N, trump 5H, W claims board; its stock is left out, as there) |
 | `bad-inputs.jsonl` | inputs that are not game records at all, for the error paths (table below) |
 
 ## `faulty-games.jsonl`

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backalley.reporting.html import index_page, player_file, player_page
+from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, player_file, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 
@@ -130,6 +130,7 @@ def write_reports(
             progress(len(pages), len(chosen), "player pages")
     index = out_dir / "index.html"
     _write(index, index_page(metrics, linked))
+    _write(out_dir / METRICS_FILE, metrics_page())
     summary = out_dir / "summary.md"
     _write(summary, summary_markdown(metrics, linked))
     return ReportSummary(
