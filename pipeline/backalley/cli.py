@@ -77,8 +77,6 @@ def _main(
 
 #: Show a progress bar when stderr is a terminal and the input is at least this large.
 PROGRESS_MIN_BYTES = 1 << 20
-#: Below this much input, starting worker processes costs more than it saves.
-AUTO_WORKERS_MIN_BYTES = 8 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
