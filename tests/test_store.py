@@ -469,7 +469,9 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
             Store.open(db)
         with pytest.raises(StoreLockedError):
             ingest_mod.ingest([str(db.parent)], db)
-        result = CliRunner().invoke(app, ["ingest", str(db.parent), "--db", str(db)])
+        games = tmp_path / "g.jsonl"
+        games.write_text(game_lines(1, seed=3, deals=1)[0] + "\n", encoding="utf-8")
+        result = CliRunner().invoke(app, ["ingest", str(games), "--db", str(db)])
         assert result.exit_code == 2 and "in use by another process" in result.stderr
         result = CliRunner().invoke(app, ["query", "SELECT 1", "--db", str(db)])
         assert result.exit_code == 2 and "in use by another process" in result.stderr
