@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from backalley.record import GameRecord, fast_decode
+from backalley.record import GameRecord, fast_decode, to_fast
 from backalley.replay import replay
 from backalley.sources import parse
 from backalley.validate import check
@@ -128,6 +128,62 @@ EDITS: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
 ]
 
 
+#: Every string field of a record (issue 11, item 4: Python's ``$`` matched before a final newline).
+STRING_PATHS: list[tuple[Any, ...]] = [
+    ("game_id",),
+    ("ruleset",),
+    ("players", "N"),
+    ("players", "E"),
+    ("players", "S"),
+    ("players", "W"),
+    ("played_at",),
+    ("event",),
+    ("deals", 0, "dealer"),
+    ("deals", 0, "trump_card"),
+    ("deals", 0, "hands", "N", 0),
+    ("deals", 0, "stock", 0),
+    ("deals", 0, "bids", 0, "seat"),
+    ("deals", 0, "tricks", 0, "leader"),
+    ("deals", 0, "tricks", 0, "cards", 0),
+    ("deals", 1, "joker_swap", "seat"),
+    ("deals", 1, "joker_swap", "drawn"),
+]
+#: Control characters at the end (``\n`` and ``\r\n`` above all), inside and at the start of a value.
+CONTROL_EDITS: list[tuple[str, Callable[[str], str]]] = [
+    ("trailing LF", lambda v: v + "\n"),
+    ("trailing CRLF", lambda v: v + "\r\n"),
+    ("trailing CR", lambda v: v + "\r"),
+    ("embedded LF", lambda v: v[:1] + "\n" + v[1:]),
+    ("leading LF", lambda v: "\n" + v),
+    ("trailing tab", lambda v: v + "\t"),
+    ("embedded tab", lambda v: v[:1] + "\t" + v[1:]),
+    ("NUL", lambda v: v + "\x00"),
+    ("unit separator", lambda v: v[:1] + "\x1f" + v[1:]),
+    ("DEL", lambda v: v + "\x7f"),
+    ("C1 NEL", lambda v: v + "\x85"),
+    ("line separator", lambda v: v + "\u2028"),
+]
+
+
+def _control_edit(path: tuple[Any, ...], change: Callable[[str], str]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def edit(r: dict[str, Any]) -> dict[str, Any]:
+        if path[:3] == ("deals", 1, "joker_swap"):  # a swap to edit (unneeded: a rule error, not a schema one)
+            r = set_path(r, ("deals", 1, "joker_swap"), {"seat": "N", "drawn": "2S"})
+        node: Any = r
+        for key in path:
+            node = node[key]
+        return set_path(r, path, change(node))
+
+    return edit
+
+
+EDITS += [
+    (f"{'/'.join(map(str, path))} {name}", _control_edit(path, change))
+    for path in STRING_PATHS
+    for name, change in CONTROL_EDITS
+]
+
+
 @pytest.mark.parametrize(("name", "edit"), EDITS, ids=[name for name, _ in EDITS])
 def test_fast_and_full_paths_accept_the_same_records(
     name: str, edit: Callable[[dict[str, Any]], dict[str, Any]]
@@ -138,6 +194,30 @@ def test_fast_and_full_paths_accept_the_same_records(
     assert fast == pydantic_accepts(rec), name
     # Whatever path it takes, the report is the one the full path gives.
     assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
+
+
+@pytest.mark.parametrize("path", [("game_id",), ("players", "N"), ("players", "W")])
+def test_a_trailing_newline_is_rejected_by_both_paths(path: tuple[Any, ...]) -> None:
+    rec = _control_edit(path, lambda v: v + "\n")(BASE)
+    assert fast_decode(json.dumps(rec).encode()) is None
+    assert not pydantic_accepts(rec)
+    assert any(
+        v.code == "SCHEMA" and v.path == "/" + "/".join(path) for v in check(json.dumps(rec).encode()).violations
+    )
+
+
+def test_player_ids_are_read_in_nfc_by_both_paths() -> None:
+    nfd, composed = "Jose\u0301", "Jos\u00e9"
+    rec = set_path(BASE, ("players", "N"), nfd)
+    fast = fast_decode(json.dumps(rec).encode())
+    assert fast is not None
+    seen = [fast.players.N, GameRecord.model_validate(rec).players.N, to_fast(rec).players.N]
+    assert seen == [composed] * 3
+    # The same player twice, once in each form: one player in two seats, on both paths.
+    twice = set_path(rec, ("players", "S"), composed)
+    assert fast_decode(json.dumps(twice).encode()) is None
+    assert not pydantic_accepts(twice)
+    assert [v.path for v in check(json.dumps(twice).encode()).violations] == ["/players"]
 
 
 def test_duplicate_keys_last_one_counts() -> None:

@@ -30,7 +30,7 @@ from typer.core import TyperCommand
 from backalley import record
 from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
-from backalley.validate import Checked, Summary, check_items, default_workers
+from backalley.validate import Checked, Summary, check_items, default_workers, worker_count
 
 app = typer.Typer(
     name="backalley",
@@ -127,6 +127,34 @@ def report_problems(files: list[InputFile]) -> None:
             note(f"{f.source}: {f.problem}")
 
 
+MaxRecordBytes = Annotated[
+    str | None,
+    typer.Option(
+        "--max-record-bytes",
+        metavar="SIZE",
+        help="Larger records are not read but reported as too large, e.g. 4MB (default: 1MB; a 25-deal game "
+        "is about 23 kB).",
+        show_default=False,
+    ),
+]
+
+
+def record_limit(text: str | None) -> int:
+    """``--max-record-bytes`` in bytes (a usage error unless it is a size of at least one byte)."""
+    from backalley.sizes import parse_size
+    from backalley.validate import MAX_RECORD_BYTES
+
+    if text is None:
+        return MAX_RECORD_BYTES
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise fail(f"--max-record-bytes {exc}") from None
+    if size < 1:
+        raise fail(f"--max-record-bytes {text!r}: must be at least one byte")
+    return size
+
+
 Paths = Annotated[
     list[str],
     typer.Argument(
@@ -144,17 +172,25 @@ def validate(
         bool, typer.Option("--json", help="Write the JSON Lines report (docs/record-format.md) to stdout.")
     ] = False,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Worker processes for the replay (default: 1).")
+        int,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Worker processes for the replay (default: 1; at most the CPU count and the record count).",
+        ),
     ] = 1,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Human output: only invalid records and the summary.")
     ] = False,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and report each rule violation with its location.
 
     Exit status: 0 when every record is valid, 1 when any is not, 2 for a usage
     error (an unknown option, or a path that does not exist or cannot be read).
     """
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
@@ -162,11 +198,12 @@ def validate(
     report_problems(files)
     summary = Summary()
     total = sum(f.size for f in files)
+    workers = worker_count(workers, files)
     write = sys.stdout.buffer.write
     with progress_bar("validating", show=sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES) as bar:
         task = bar.add_task("", total=total or None, records=0)
         items = (item for f in files for item in read_file(f))
-        for item, result in check_items(items, workers=workers, json_report=json_out):
+        for item, result in check_items(items, workers=workers, json_report=json_out, max_record_bytes=limit):
             summary.add(result)
             bar.update(task, advance=len(item.raw) + 1, records=summary.records)
             if result.report is not None:
@@ -233,16 +270,21 @@ def simulate(
     """Play complete, legal games between bots and write them as JSON Lines."""
     from backalley.simulate import write_games
 
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
-        task = bar.add_task("games", total=games)
+    if out_file.is_dir():
+        raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    try:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
+            task = bar.add_task("games", total=games)
 
-        def progress(done: int) -> None:
-            bar.update(task, completed=done)
+            def progress(done: int) -> None:
+                bar.update(task, completed=done)
 
-        summary = write_games(
-            out_file, games=games, seed=seed, players=players, faults=faults, workers=workers, progress=progress
-        )
+            summary = write_games(
+                out_file, games=games, seed=seed, players=players, faults=faults, workers=workers, progress=progress
+            )
+    except OSError as exc:
+        raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
     note(f"wrote {summary} to {out_file}")
 
 
@@ -314,7 +356,7 @@ def ingest(
             "--workers",
             "-w",
             min=1,
-            help="Worker processes for the replay (default: the CPU count).",
+            help="Worker processes for the replay (default and most: the CPU count; no more than the records).",
             show_default=False,
         ),
     ] = None,
@@ -335,6 +377,7 @@ def ingest(
             show_default=False,
         ),
     ] = None,
+    max_record_bytes: MaxRecordBytes = None,
 ) -> None:
     """Replay every record and store it in the DuckDB database, with its violations.
 
@@ -354,6 +397,7 @@ def ingest(
         check_memory_limit(memory_limit)
     except ValueError as exc:
         raise fail(f"--memory-limit {exc}") from None
+    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
@@ -362,7 +406,7 @@ def ingest(
         raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
     report_problems(files)
     db_path = db if db is not None else default_db()
-    n_workers = workers if workers is not None else default_workers()
+    n_workers = worker_count(workers if workers is not None else default_workers(), files)
     total = sum(f.size for f in files)
     try:
         with Store.open(db_path) as store, progress_bar("ingesting", show=sys.stderr.isatty()) as bar:
@@ -381,6 +425,7 @@ def ingest(
                 replace=replace,
                 progress=progress,
                 memory_limit=memory_limit,
+                max_record_bytes=limit,
             )
     except StoreError as exc:
         raise fail(str(exc)) from None

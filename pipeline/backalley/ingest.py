@@ -32,7 +32,6 @@ import gc
 import hashlib
 import multiprocessing
 import os
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,11 +47,12 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.rows import Built, build_item, content_hash, worker_init
+from backalley.rows import Built, build_item, content_hash, oversized, worker_init
+from backalley.sizes import parse_size
 from backalley.sources import InputFile, Item, expand, read_file
 from backalley.store import Store, StoreError, one_line
 from backalley.tables import game_tables, rows_table
-from backalley.validate import GC_THRESHOLD
+from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.  Two
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
@@ -68,8 +68,8 @@ TRANSACTION = 512
 #: strings in memory until a checkpoint, so much larger records need more
 #: (``backalley ingest --memory-limit``; see "Known limit" in docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
-#: A memory size as DuckDB reads it.
-_MEMORY = re.compile(r"\d+(\.\d+)?\s*(B|[KMGT]i?B)", re.IGNORECASE)
+#: The smallest ``--memory-limit`` taken: below it DuckDB cannot even hold its own working set.
+MIN_MEMORY_LIMIT = "16MB"
 #: DuckDB returns freed allocator memory once this much is held after a task.
 ALLOCATOR_FLUSH = "16MB"
 #: Write-ahead log size that triggers a checkpoint while ingesting (DuckDB's default:
@@ -136,6 +136,7 @@ def ingest(
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
     memory_limit: str = INGEST_MEMORY_LIMIT,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> RunSummary:
     """Replay and store every record under ``paths``; returns the run's counters.
 
@@ -155,6 +156,7 @@ def ingest(
             chunk=chunk,
             transaction=transaction,
             memory_limit=memory_limit,
+            max_record_bytes=max_record_bytes,
         )
 
 
@@ -169,18 +171,19 @@ def ingest_files(
     chunk: int = CHUNK,
     transaction: int = TRANSACTION,
     memory_limit: str = INGEST_MEMORY_LIMIT,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> RunSummary:
-    """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile."""
+    """Ingest ``files`` into ``store`` (see :func:`ingest`); ``memory_limit`` caps DuckDB's memory meanwhile.
+
+    A record above ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
+    """
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=len(files))
-    writer = _Writer(store, run, replace)
-    writer.begin(paths, workers)
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     # A flat footprint however long the input: a smaller DuckDB buffer than its default,
     # and DuckDB and Arrow hand freed memory back after every chunk instead of keeping it.
-    # One DuckDB thread: the other CPUs run the workers.
+    # One DuckDB thread: the other CPUs run the workers.  Set before the run row exists,
+    # so that a setting DuckDB refuses leaves no run behind.
     settings = _Settings(
         store,
         {
@@ -191,8 +194,16 @@ def ingest_files(
         },
     )
     try:
+        writer = _Writer(store, run, replace)
+        writer.begin(paths, workers)
+    except BaseException:
+        settings.restore()
+        raise
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
+    try:
         items = (item for f in files for item in read_file(f))
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes)
+        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes)
         records = 0
         for part in chunks:
             writer.write(part)
@@ -232,9 +243,9 @@ def ingest_files(
 
 
 def check_memory_limit(size: str) -> None:
-    """Raises ``ValueError`` unless ``size`` is a memory size DuckDB reads (``96MB``, ``1GB``)."""
-    if not _MEMORY.fullmatch(size):
-        raise ValueError(f"{size!r}: expected a size such as 96MB or 1GB")
+    """Raises ``ValueError`` unless ``size`` is a memory size DuckDB reads and at least :data:`MIN_MEMORY_LIMIT`."""
+    if parse_size(size, unit_required=True) < parse_size(MIN_MEMORY_LIMIT):
+        raise ValueError(f"{size!r}: an ingest needs at least {MIN_MEMORY_LIMIT} (default {INGEST_MEMORY_LIMIT})")
 
 
 class _Settings:
@@ -244,8 +255,13 @@ class _Settings:
         self.con = store.con
         self.old: dict[str, str] = {}
         for name, value in values.items():
-            self.old[name] = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
-            self.con.execute(f"SET {name} = '{value}'")
+            old = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+            try:
+                self.con.execute(f"SET {name} = '{value}'")
+            except duckdb.Error as exc:
+                self.restore()
+                raise StoreError(f"{store.path}: DuckDB refused {name} = {value}: {one_line(exc)}") from None
+            self.old[name] = old
 
     def restore(self) -> None:
         for name, value in self.old.items():
@@ -262,7 +278,11 @@ Chunk = list[tuple[Item, Built]]
 
 
 def built_chunks(
-    items: Iterable[Item], workers: int, chunk: int = CHUNK, stored: StoredLookup | None = None
+    items: Iterable[Item],
+    workers: int,
+    chunk: int = CHUNK,
+    stored: StoredLookup | None = None,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Chunk]:
     """``(item, built)`` pairs, in input order, a chunk at a time.
 
@@ -271,16 +291,24 @@ def built_chunks(
     one is written), so memory stays bounded however long the input.  With
     ``stored``, inputs whose content hash is already stored are not replayed
     again: they come back as ``Built(stored=True)`` (a duplicate), which makes a
-    re-run cheap.
+    re-run cheap.  An input above ``max_record_bytes`` is not replayed either: it
+    comes back as the reject ``too_large``, its raw text cut short
+    (:func:`backalley.rows.oversized`).
     """
     it = iter(items)
 
     def split(batch: list[Item]) -> tuple[list[Built | None], list[Item]]:
-        if stored is None:
-            return [None] * len(batch), batch
-        shas = [content_hash(x.raw) for x in batch]
-        known = stored(shas)
-        pre: list[Built | None] = [Built(sha, stored=True, valid=known[sha]) if sha in known else None for sha in shas]
+        pre: list[Built | None] = [None] * len(batch)
+        for k, x in enumerate(batch):
+            if (big := oversized(x, max_record_bytes)) is not None:
+                batch[k], pre[k] = big
+        if stored is not None:
+            shas = [content_hash(x.raw) if b is None else "" for x, b in zip(batch, pre, strict=True)]
+            known = stored([sha for sha in shas if sha])
+            pre = [
+                Built(sha, stored=True, valid=known[sha]) if sha in known else b
+                for sha, b in zip(shas, pre, strict=True)
+            ]
         return pre, [x for x, b in zip(batch, pre, strict=True) if b is None]
 
     def merge(batch: list[Item], pre: list[Built | None], built: list[Built]) -> Chunk:

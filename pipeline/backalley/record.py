@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+import unicodedata
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -39,7 +40,27 @@ CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 #: 1-64 characters, none of Unicode category Cc (U+0000-U+001F, U+007F-U+009F).
 PLAYER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$"
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$")
+#: Checked with ``fullmatch``: Python's ``$`` also matches before a final newline.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+
+def python_pattern(pattern: str) -> str:
+    """A ``^...$`` pattern for Python's ``re.search`` (as msgspec runs it), anchored at the very end.
+
+    The ``^...$`` patterns above are the ones the JSON Schema publishes and pydantic
+    checks (ECMA-262 and Rust regex: ``$`` is the end of the text).  In Python's
+    ``re`` a ``$`` also matches before a final newline, so ``"g1\\n"`` would pass;
+    ``\\Z`` is the end of the text there.
+    """
+    if not (pattern.startswith("^") and pattern.endswith("$")):
+        raise ValueError(f"pattern {pattern!r} is not anchored at both ends")
+    return rf"\A(?:{pattern[1:-1]})\Z"
+
+
+def nfc(player: str) -> str:
+    """A player id in Unicode normal form C: ids that differ only by normalisation are one player."""
+    return player if unicodedata.is_normalized("NFC", player) else unicodedata.normalize("NFC", player)
+
 
 Seat = Literal["N", "E", "S", "W"]
 Card = Annotated[str, StringConstraints(pattern=CARD_PATTERN)]
@@ -73,16 +94,28 @@ def _not_null(value: Any) -> Any:
     return value
 
 
-def _check_datetime(value: str) -> str:
-    if not _RFC3339.match(value):
+def instant(value: str) -> datetime:
+    """The aware instant of an RFC 3339 date-time with offset; raises ``ValueError`` if it is none.
+
+    RFC 3339 allows a leap second (``23:59:60``), which ``datetime`` cannot hold:
+    it is read as the second after ``23:59:59`` (``2016-12-31T23:59:60Z`` is
+    ``2017-01-01T00:00:00Z``), so that it is stored, not dropped.
+    """
+    if not _RFC3339.fullmatch(value):
         raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T19:05:00Z")
     text = value.upper().replace("Z", "+00:00")
-    if text[17:19] == "60":  # RFC 3339 allows a leap second; datetime does not
+    leap = text[17:19] == "60"
+    if leap:
         text = text[:17] + "59" + text[19:]
     try:
-        datetime.fromisoformat(text)
-    except ValueError:
+        at = datetime.fromisoformat(text)
+        return at + timedelta(seconds=1) if leap else at
+    except (ValueError, OverflowError):
         raise ValueError(f"{value!r} is not a real date and time") from None
+
+
+def _check_datetime(value: str) -> str:
+    instant(value)
     return value
 
 
@@ -93,13 +126,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class Players(_Strict):
-    """Who sat where: seat -> player id (1-64 characters, no control characters)."""
+#: A player id as given (1-64 characters, checked before normalisation), then in NFC.
+PlayerId = Annotated[str, StringConstraints(pattern=PLAYER_PATTERN), AfterValidator(nfc)]
 
-    N: Annotated[str, StringConstraints(pattern=PLAYER_PATTERN)]
-    E: Annotated[str, StringConstraints(pattern=PLAYER_PATTERN)]
-    S: Annotated[str, StringConstraints(pattern=PLAYER_PATTERN)]
-    W: Annotated[str, StringConstraints(pattern=PLAYER_PATTERN)]
+
+class Players(_Strict):
+    """Who sat where: seat -> player id (1-64 characters, no control characters); ids are compared in Unicode NFC."""
+
+    N: PlayerId
+    E: PlayerId
+    S: PlayerId
+    W: PlayerId
 
     @model_validator(mode="after")
     def _one_seat_each(self) -> Players:
@@ -228,7 +265,7 @@ CardName = Literal[
     "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC", "QC", "KC", "AC",
     "LJ", "BJ",
 ]  # fmt: skip
-_PlayerId = Annotated[str, msgspec.Meta(pattern=PLAYER_PATTERN)]
+_PlayerId = Annotated[str, msgspec.Meta(pattern=python_pattern(PLAYER_PATTERN))]
 
 
 class _FastStrict(msgspec.Struct, forbid_unknown_fields=True):
@@ -288,11 +325,11 @@ class FastDeal(_FastStrict):
 
 class FastRecord(_FastStrict):
     format_version: Literal[1]
-    game_id: Annotated[str, msgspec.Meta(pattern=GAME_ID_PATTERN)]
+    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
     ruleset: Literal["standard"]
     players: FastPlayers
     deals: list[FastDeal]
-    played_at: Annotated[str, msgspec.Meta(pattern=_RFC3339.pattern)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
     event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
     final_score: FastTeamInts | msgspec.UnsetType = msgspec.UNSET
 
@@ -310,7 +347,7 @@ def fast_decode(raw: bytes) -> FastRecord | None:
         rec = _FAST_DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
-    p = rec.players
+    p = _nfc_players(rec)
     if len({p.N, p.E, p.S, p.W}) < 4:
         return None
     if rec.played_at is not msgspec.UNSET:
@@ -322,5 +359,14 @@ def fast_decode(raw: bytes) -> FastRecord | None:
 
 
 def to_fast(value: dict[str, Any]) -> FastRecord:
-    """A record pydantic has accepted, as the Structs the replay reads."""
-    return msgspec.convert(value, FastRecord, strict=True)
+    """A record pydantic has accepted, as the Structs the replay reads (player ids in NFC)."""
+    rec = msgspec.convert(value, FastRecord, strict=True)
+    _nfc_players(rec)
+    return rec
+
+
+def _nfc_players(rec: FastRecord) -> FastPlayers:
+    """Put the record's player ids in NFC, in place (the replay, the store and reports see these)."""
+    p = rec.players
+    p.N, p.E, p.S, p.W = nfc(p.N), nfc(p.E), nfc(p.S), nfc(p.W)
+    return p

@@ -25,6 +25,7 @@ as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``).
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 from array import array
 from dataclasses import dataclass, field
@@ -36,11 +37,11 @@ from typing import Any
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX
-from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, to_fast
+from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, instant, nfc, to_fast
 from backalley.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
 from backalley.rules import BOARD, HAND_SIZE, PASS, Contract, made
 from backalley.sources import Item, parse
-from backalley.validate import status, tune_gc
+from backalley.validate import status, too_large, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
 #: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
@@ -85,8 +86,10 @@ BID_INTS = ("seat", "kind", "value", "board_level")
 BID_KINDS = ("board", "pass", "number")
 #: Contract kinds by the code of :data:`DEAL_INTS`.
 CONTRACT_KINDS = ("board", "number")
-#: Longest reject message kept (the raw text is kept whole).
+#: Longest reject message kept (the raw text is kept whole, but for a record too large).
 MAX_MESSAGE = 2000
+#: Bytes of a too-large record's raw text kept in ``rejects`` (see :func:`oversized`).
+RAW_PREFIX = 4096
 _I32 = 2**31
 _I64 = 2**63
 _NO_RESULT = (None, None, None, None)
@@ -98,7 +101,7 @@ class Built:
 
     sha: str
     game_id: str | None = None
-    #: ``None`` for a game; else the reject reason (``json``, ``no_game_id``, ``schema_no_id``).
+    #: ``None`` for a game; else the reject reason (``json``, ``no_game_id``, ``schema_no_id``, ``too_large``).
     reject: str | None = None
     message: str = ""
     valid: bool = False
@@ -211,12 +214,11 @@ def _str(v: Any) -> str | None:
 
 
 def _timestamp(v: Any) -> datetime | None:
-    """An RFC 3339 date-time with offset -> aware UTC datetime; anything else -> None."""
+    """An RFC 3339 date-time with offset -> aware UTC datetime (a leap second: the next second); else None."""
     if not isinstance(v, str):
         return None
     try:
-        t = datetime.fromisoformat(v.upper().replace("Z", "+00:00"))
-        return t.astimezone(UTC) if t.tzinfo is not None else None
+        return instant(v).astimezone(UTC)
     except (ValueError, OverflowError):
         return None
 
@@ -256,6 +258,24 @@ def build_item(item: Item) -> Built:
     if not any(v.code == "SCHEMA" for v in r.violations):
         return build_game(to_fast(value), r, sha)
     return build_schema_invalid(value, r, sha)
+
+
+def oversized(item: Item, limit: int) -> tuple[Item, Built] | None:
+    """A record above ``limit`` bytes, as the reject ``too_large`` (never parsed), else ``None``.
+
+    The reject keeps the content hash of the whole record and, as its raw text,
+    the first :data:`RAW_PREFIX` bytes (cut at a character boundary).
+    """
+    error = too_large(len(item.raw), limit)
+    if error is None:
+        return None
+    kept = item.raw[:RAW_PREFIX]
+    if len(item.raw) > RAW_PREFIX:  # not the first bytes of a character cut in two
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+        decoder.decode(kept, final=False)
+        kept = kept[: len(kept) - len(decoder.getstate()[0])]
+    message = f"{error}; the raw text keeps its first {len(kept):,} bytes"
+    return Item(item.source, item.line, kept), Built(content_hash(item.raw), reject="too_large", message=message)
 
 
 def build(raw: bytes) -> Built:
@@ -312,7 +332,8 @@ def build_schema_invalid(rec: dict[str, Any], r: Replay, sha: str) -> Built:
     """The ``games`` and ``violations`` rows of a record with a usable ``game_id`` that fails the schema."""
     assert r.game_id is not None
     players_in = rec.get("players")
-    players = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+    given = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
+    players = [None if p is None else nfc(p) for p in given]
     out = Built(sha, game_id=r.game_id, valid=r.valid)
     out.game = _game_row(
         r,
@@ -451,5 +472,6 @@ __all__ = [
     "build_item",
     "build_schema_invalid",
     "content_hash",
+    "oversized",
     "worker_init",
 ]

@@ -100,13 +100,34 @@ def parse(raw: bytes) -> tuple[Any, str | None]:
     if not text.strip():
         return None, "empty input: no JSON value"
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
+        value = json.loads(text, parse_constant=_reject_constant)
+        return (None, _LONE_SURROGATE_ERROR) if _has_lone_surrogate(value) else (value, None)
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     except ValueError as exc:
         return None, f"not JSON: {exc}"
     except RecursionError:
         return None, "not JSON: nested too deeply"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LONE_SURROGATE_ERROR = "not JSON text: a string holds a lone surrogate escape (such as \\ud800), which is no character"
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string or key in ``value`` holds a surrogate (the standard library decodes lone ``\\udXXX``)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if _SURROGATE.search(v):
+                return True
+        elif isinstance(v, list):
+            stack += v
+        elif isinstance(v, dict):
+            stack += v.keys()
+            stack += v.values()
+    return False
 
 
 def label(path: str) -> str:

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -406,6 +407,29 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) 
         raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
 
 
+def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Raise :class:`StoreError` unless ``con`` holds a backalley database of the schema version this tool reads.
+
+    ``query``, ``export`` and ``report`` all read through this check.
+    """
+    try:
+        version = _read_version(con, str(path))
+    except duckdb.Error as exc:
+        raise NotAStoreError(f"{path}: cannot read the database: {one_line(exc)}") from None
+    if version is None:
+        raise NotAStoreError(f"{path}: empty database (run `backalley ingest` first)")
+    if version != SCHEMA_VERSION:
+        newer = version > SCHEMA_VERSION
+        raise SchemaVersionError(
+            f"{path}: schema version {version}, this tool reads version {SCHEMA_VERSION}; "
+            + (
+                "upgrade backalley to read it"
+                if newer
+                else "open it once for writing (e.g. `backalley ingest`) to migrate it"
+            )
+        )
+
+
 class Store:
     """One open database (see the module docstring)."""
 
@@ -456,19 +480,7 @@ class Store:
             config |= {"enable_external_access": False, "lock_configuration": True}
         con = _connect(p, read_only=True, config=config)
         try:
-            version = _read_version(con, str(p))
-            if version is None:
-                raise NotAStoreError(f"{p}: empty database (run `backalley ingest` first)")
-            if version != SCHEMA_VERSION:
-                newer = version > SCHEMA_VERSION
-                raise SchemaVersionError(
-                    f"{p}: schema version {version}, this tool reads version {SCHEMA_VERSION}; "
-                    + (
-                        "upgrade backalley to read it"
-                        if newer
-                        else "open it once for writing (e.g. `backalley ingest`) to migrate it"
-                    )
-                )
+            check_readable(con, p)
         except BaseException:
             con.close()
             raise
@@ -731,15 +743,86 @@ def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any
     (hive style, ``game_bucket=<k>`` folders), with ``k`` a power of two chosen
     from the row count so that files stay moderate; a game's rows land in the
     same bucket in every table.  ``rejects`` and ``ingest_runs`` are single files.
+
+    The export is written into a temporary folder beside ``out_dir`` and renamed
+    into place at the end, so a failure leaves ``out_dir`` as it was.  A folder
+    that is not empty is only replaced with ``force``, and only when it holds an
+    earlier export and nothing else (:func:`check_earlier_export`).
     """
     out_dir = Path(out_dir)
-    if out_dir.exists() and any(out_dir.iterdir()):
+    if out_dir.exists() and not out_dir.is_dir():
+        raise StoreError(f"{out_dir}: not a folder")
+    earlier = out_dir.is_dir() and any(out_dir.iterdir())
+    if earlier:
         if not force:
             raise StoreError(f"{out_dir}: not empty (use --force to replace an earlier export)")
-        for t in TABLES:
-            if (out_dir / t).is_dir():
-                shutil.rmtree(out_dir / t)
-    out_dir.mkdir(parents=True, exist_ok=True)
+        check_earlier_export(out_dir)
+    if store.path.resolve().is_relative_to(out_dir.resolve()):
+        raise StoreError(f"{out_dir}: holds the database {store.path}; export to another folder")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    try:
+        manifest = _write_export(store, tmp)
+        _swap_in(tmp, out_dir, earlier)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return manifest
+
+
+def check_earlier_export(out_dir: Path) -> None:
+    """Raise :class:`StoreError` unless ``out_dir`` holds an export and nothing else.
+
+    An export is its ``manifest.json`` and a folder of Parquet files per table
+    named in it (``game_bucket=<k>`` sub-folders in the partitioned ones).
+    """
+    manifest = out_dir / "manifest.json"
+    try:
+        tables = json.loads(manifest.read_text(encoding="utf-8"))["tables"]
+        if not isinstance(tables, dict):
+            raise TypeError
+    except (OSError, ValueError, KeyError, TypeError):
+        raise StoreError(
+            f"{out_dir}: not an earlier export (no readable manifest.json); --force only replaces an export"
+        ) from None
+    for entry in out_dir.iterdir():
+        if entry.name == "manifest.json":
+            continue
+        if entry.name not in tables or entry.is_symlink() or not entry.is_dir():
+            raise StoreError(f"{entry}: not written by an export; refusing to replace {out_dir}")
+        for root, dirs, files in os.walk(entry):
+            for name in dirs:
+                if not (Path(root) == entry and name.startswith("game_bucket=")) or os.path.islink(
+                    os.path.join(root, name)
+                ):
+                    raise StoreError(f"{Path(root) / name}: not written by an export; refusing to replace {out_dir}")
+            for name in files:
+                path = Path(root) / name
+                if not name.endswith(".parquet") or path.is_symlink():
+                    raise StoreError(f"{path}: not written by an export; refusing to replace {out_dir}")
+
+
+def _swap_in(tmp: Path, out_dir: Path, earlier: bool) -> None:
+    """Rename the finished export ``tmp`` to ``out_dir``; the earlier export goes only once the new one is in."""
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # mkdtemp made it private
+    if not earlier:
+        os.replace(tmp, out_dir)  # out_dir is missing or an empty folder
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    os.replace(out_dir, old / "export")
+    try:
+        os.replace(tmp, out_dir)
+    except BaseException:
+        os.replace(old / "export", out_dir)
+        old.rmdir()
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _write_export(store: Store, out_dir: Path) -> dict[str, Any]:
+    """Every table as Parquet, and the manifest, into the empty folder ``out_dir``."""
     manifest: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "tables": {}}
     for t in TABLES:
         rows = store.count(t)
@@ -783,6 +866,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreLockedError",
+    "check_readable",
     "default_db",
     "export",
 ]

@@ -8,18 +8,20 @@ memory stays bounded, in this process (``workers=1``) or in a process pool.
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from typing import Any
 
 import orjson
 
 from backalley.record import fast_decode
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
-from backalley.sources import Item, parse
+from backalley.sources import InputFile, Item, parse
 
 #: Records read ahead per batch with several workers (two batches are in flight).
 BATCH = 2048
@@ -27,6 +29,8 @@ BATCH = 2048
 TASK = 128
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
+#: The largest record read, by default (``--max-record-bytes``): a 25-deal game is about 23 kB.
+MAX_RECORD_BYTES = 1_000_000
 
 
 def tune_gc() -> None:
@@ -53,6 +57,20 @@ def check(raw: bytes) -> Replay:
     return replay(value)
 
 
+def too_large(size: int, limit: int) -> str | None:
+    """The error for a record of ``size`` bytes when it is above ``limit``, else ``None``."""
+    if size <= limit:
+        return None
+    return f"record too large: {size:,} bytes, more than the {limit:,} of --max-record-bytes"
+
+
+def cap_records(items: Iterable[Item], limit: int) -> Iterator[Item]:
+    """``items``, each record larger than ``limit`` bytes replaced by its ``JSON``-class error."""
+    for item in items:
+        error = too_large(len(item.raw), limit)
+        yield item if error is None else Item(item.source, item.line, b"", error)
+
+
 def check_item(item: Item) -> Replay:
     if item.read_error is not None:
         return json_error(item.read_error)
@@ -61,6 +79,36 @@ def check_item(item: Item) -> Replay:
 
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def worker_count(requested: int, files: Sequence[InputFile]) -> int:
+    """The worker processes worth starting: at most the CPU count, and at most one per input record."""
+    cap = max(1, min(requested, default_workers()))
+    return max(1, min(cap, records_up_to(files, cap)))
+
+
+def records_up_to(files: Sequence[InputFile], limit: int) -> int:
+    """The number of input records, counted only up to ``limit`` (so at most ``limit`` lines are read).
+
+    A ``.json`` file, or a file that is not regular or cannot be read, counts as one.
+    """
+    n = 0
+    for f in files:
+        if n >= limit:
+            break
+        if not f.jsonl or not f.path.is_file():
+            n += 1
+            continue
+        try:
+            with f.path.open("rb") as fh:
+                for line in fh:
+                    if line.strip():
+                        n += 1
+                        if n >= limit:
+                            break
+        except OSError:
+            n += 1
+    return min(n, limit)
 
 
 @dataclass(slots=True)
@@ -77,8 +125,16 @@ class Checked:
 def check_for_validate(item: Item, json_report: bool = False) -> Checked:
     """Check one input and keep only what the ``validate`` command shows."""
     r = check_item(item)
-    report = orjson.dumps(r.report(item.source, item.line)) if json_report else None
+    report = report_json(r.report(item.source, item.line)) if json_report else None
     return Checked(r.game_id, status(r), r.violations, report)
+
+
+def report_json(report: dict[str, Any]) -> bytes:
+    """A report as one line of JSON; an integer of any size is written as it is (JSON has no limit)."""
+    try:
+        return orjson.dumps(report)
+    except orjson.JSONEncodeError:  # orjson stops at 64 bits; a bid of 10**30 scores beyond them
+        return json.dumps(report, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _check_json(item: Item) -> Checked:
@@ -89,10 +145,15 @@ def _check_human(item: Item) -> Checked:
     return check_for_validate(item, False)
 
 
-def check_items(items: Iterable[Item], workers: int = 1, json_report: bool = False) -> Iterator[tuple[Item, Checked]]:
-    """``(item, checked)`` for every item, in input order; replays in ``workers`` processes."""
+def check_items(
+    items: Iterable[Item], workers: int = 1, json_report: bool = False, max_record_bytes: int = MAX_RECORD_BYTES
+) -> Iterator[tuple[Item, Checked]]:
+    """``(item, checked)`` for every item, in input order; replays in ``workers`` processes.
+
+    A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.
+    """
     fn = _check_json if json_report else _check_human
-    it = iter(items)
+    it = cap_records(items, max_record_bytes)
     if workers <= 1:
         tune_gc()
         for item in it:

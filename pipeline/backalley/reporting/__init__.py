@@ -14,9 +14,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, player_file, player_page
+import duckdb
+
+from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
+from backalley.store import one_line
 
 #: Called as progress(done, total, what) while pages are written.
 Progress = Callable[[int, int, str], None]
@@ -40,11 +43,28 @@ class ReportSummary:
         )
 
 
+#: The suffix of a page being written; renamed to the page's name once complete.
+TMP = ".tmp"
+
+
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write ``path`` whole or not at all: a temporary file beside it, renamed; removed on any failure."""
+    tmp = path.with_name(path.name + TMP)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _prepare(out_dir: Path) -> None:
+    """Create the output folders, and remove the temporary pages a killed run left behind."""
+    for folder in (out_dir, out_dir / "players"):
+        folder.mkdir(parents=True, exist_ok=True)
+        for left in folder.iterdir():
+            if left.name.endswith((".html" + TMP, ".md" + TMP)) and left.is_file() and not left.is_symlink():
+                left.unlink()
 
 
 def _nothing(db_path: Path, event: str | None, rejected: int) -> str:
@@ -55,11 +75,11 @@ def _nothing(db_path: Path, event: str | None, rejected: int) -> str:
     return f"no games in {db_path}{extra}"
 
 
-#: What a page-rendering worker process holds: the metrics, the linked players, the output folder.
-_worker: tuple[Metrics, set[str], Path] | None = None
+#: What a page-rendering worker process holds: the metrics, the linked players' page files, the output folder.
+_worker: tuple[Metrics, dict[str, str], Path] | None = None
 
 
-def _start_worker(metrics: Metrics, linked: set[str], out_dir: Path) -> None:
+def _start_worker(metrics: Metrics, linked: dict[str, str], out_dir: Path) -> None:
     global _worker
     _worker = (metrics, linked, out_dir)
 
@@ -68,13 +88,13 @@ def _page(name: str) -> Path:
     """Render and write one player's page (in a worker, from what :func:`_start_worker` gave it)."""
     assert _worker is not None
     metrics, linked, out_dir = _worker
-    path = out_dir / player_file(name)
+    path = out_dir / linked[name]
     _write(path, player_page(metrics, name, linked))
     return path
 
 
 def _player_pages(
-    metrics: Metrics, names: list[str], linked: set[str], out_dir: Path, workers: int | None
+    metrics: Metrics, names: list[str], linked: dict[str, str], out_dir: Path, workers: int | None
 ) -> Iterator[Path]:
     """Write the pages of ``names``, in ``workers`` processes (the metrics are sent to each once)."""
     n = min(workers or _cpus(), len(names))
@@ -104,8 +124,27 @@ def write_reports(
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
     every figure to the games of one event; ``workers`` processes render the
-    player pages (default: one per CPU). Raises :class:`ReportError`.
+    player pages (default: one per CPU). Raises :class:`ReportError` for
+    anything wrong with the database or the output folder (one line), leaving no
+    temporary file behind.
     """
+    try:
+        return _write_reports(db_path, out_dir, player, event, progress, workers)
+    except OSError as exc:
+        where = exc.filename if exc.filename is not None else out_dir
+        raise ReportError(f"{where}: cannot write the report: {exc.strerror or exc}") from None
+    except duckdb.Error as exc:
+        raise ReportError(f"{db_path}: the database failed: {one_line(exc)}") from None
+
+
+def _write_reports(
+    db_path: Path,
+    out_dir: Path,
+    player: str | None,
+    event: str | None,
+    progress: Progress | None,
+    workers: int | None,
+) -> ReportSummary:
     t0 = time.perf_counter()
     if progress is not None:
         progress(0, 1, "queries")
@@ -121,8 +160,10 @@ def write_reports(
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
     chosen = [player] if player is not None else everyone
-    out_dir.mkdir(parents=True, exist_ok=True)
-    linked = set(chosen) | {p for p in everyone if (out_dir / player_file(p)).is_file()}
+    _prepare(out_dir)
+    files = page_files(everyone)
+    wanted = set(chosen)
+    linked = {p: files[p] for p in everyone if p in wanted or (out_dir / files[p]).is_file()}
     pages: list[Path] = []
     for path in _player_pages(metrics, chosen, linked, out_dir, workers):
         pages.append(path)

@@ -10,7 +10,7 @@ import hashlib
 import html
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -46,17 +46,52 @@ def join(parts: Iterable[Any], sep: str = "") -> Markup:
 # ---------------------------------------------------------------- file names
 
 
-def player_slug(player: str) -> str:
-    """A safe, stable file stem for an untrusted player id: ascii slug + short hash of the exact id."""
+#: Hex digits of the id's SHA-256 in a page name; more only where two names would clash.
+SLUG_DIGITS = 8
+
+
+def player_slug(player: str, digits: int = SLUG_DIGITS) -> str:
+    """A safe, stable file stem for an untrusted player id: ascii slug + ``digits`` hex of the exact id's hash."""
     ascii_ = unicodedata.normalize("NFKD", player).encode("ascii", "ignore").decode("ascii").lower()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_).strip("-")[:32].strip("-") or "player"
-    digest = hashlib.sha256(player.encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha256(player.encode("utf-8")).hexdigest()[:digits]
     return f"{slug}-{digest}"
 
 
 def player_file(player: str) -> str:
-    """The page's path relative to the output folder (always ``players/<slug>-<hash>.html``)."""
+    """The page's usual path relative to the output folder (``players/<slug>-<hash>.html``).
+
+    :func:`page_files` gives the path actually used: this one, unless it clashes.
+    """
     return f"players/{player_slug(player)}.html"
+
+
+def page_files(players: Iterable[str]) -> dict[str, str]:
+    """Each player's page path, unique by construction.
+
+    Names carry :data:`SLUG_DIGITS` hex digits of a hash, which two ids can share
+    (``"Ada?#~;"`` and ``"Ada$#$="``): the players whose names clash get twice
+    the digits, until none clash or the whole hash is used; players still
+    sharing a name then (the whole SHA-256) are numbered.  A name is
+    ``<slug>-<hex>``: the hex part has no ``-``, so two names with different
+    slugs or different hex parts never meet.
+    """
+    chosen = sorted(set(players))
+    digits = dict.fromkeys(chosen, SLUG_DIGITS)
+    while True:
+        by_stem: dict[str, list[str]] = {}
+        for p in chosen:
+            by_stem.setdefault(player_slug(p, digits[p]), []).append(p)
+        clashing = [p for group in by_stem.values() if len(group) > 1 for p in group if digits[p] < 64]
+        if not clashing:
+            break
+        for p in clashing:
+            digits[p] = min(64, digits[p] * 2)
+    return {
+        p: f"players/{stem if k == 0 else f'{stem}-{k + 1}'}.html"
+        for stem, group in by_stem.items()
+        for k, p in enumerate(group)
+    }
 
 
 # ---------------------------------------------------------------- numbers
@@ -127,10 +162,13 @@ def chart(svg: str | None, what: str) -> Markup:
     return Markup(f'<figure class="chart">{svg}</figure>')  # svg comes from matplotlib, ids prefixed
 
 
-def player_link(player: str, from_player_page: bool, linkable: bool = True) -> Markup:
-    if not linkable:
+def player_link(player: str, from_player_page: bool, linked: Mapping[str, str]) -> Markup:
+    """The player's name, linked to their page when it is among ``linked`` (player -> page path)."""
+    href = linked.get(player)
+    if href is None:
         return esc(player)
-    href = f"{player_slug(player)}.html" if from_player_page else player_file(player)
+    if from_player_page:
+        href = href.removeprefix("players/")
     return Markup(f'<a href="{esc(href)}">{esc(player)}</a>')
 
 
@@ -213,7 +251,7 @@ def _scope(m: Metrics) -> str:
 # ---------------------------------------------------------------- index
 
 
-def index_page(m: Metrics, linked: set[str]) -> str:
+def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     p = m.population
     b: list[Markup] = []
     b.append(Markup("<h2>Population</h2>"))
@@ -246,7 +284,7 @@ def index_page(m: Metrics, linked: set[str]) -> str:
     for i, r in enumerate(m.leaderboard.iter_rows(named=True), 1):
         rows.append(
             [
-                Markup(f"{i}. ") + player_link(r["player"], False, r["player"] in linked),
+                Markup(f"{i}. ") + player_link(r["player"], False, linked),
                 fmt_int(r["games"]),
                 rate(r["games_won"], r["games"]),
                 fmt_int(r["deals"]),
@@ -305,7 +343,7 @@ def index_page(m: Metrics, linked: set[str]) -> str:
             ["player", "games", "valid", "incomplete", "invalid"],
             (
                 [
-                    player_link(r["player"], False, r["player"] in linked),
+                    player_link(r["player"], False, linked),
                     fmt_int(r["games_total"]),
                     fmt_int(r["games_valid"]),
                     fmt_int(r["games_incomplete"]),
@@ -337,16 +375,16 @@ def _contract_cells(r: dict[str, Any]) -> list[Any]:
     ]
 
 
-def _pair_row(r: dict[str, Any], from_player: bool, linked: set[str]) -> list[Any]:
+def _pair_row(r: dict[str, Any], from_player: bool, linked: Mapping[str, str]) -> list[Any]:
     names = (
-        player_link(r["player_a"], from_player, r["player_a"] in linked)
+        player_link(r["player_a"], from_player, linked)
         + Markup(" &amp; ")
-        + player_link(r["player_b"], from_player, r["player_b"] in linked)
+        + player_link(r["player_b"], from_player, linked)
     )
     return [Markup(names), fmt_int(r["games"]), *_contract_cells(r)]
 
 
-def _quality_section(m: Metrics, linked: set[str], player: str | None = None) -> Markup:
+def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> Markup:
     b: list[Markup] = [Markup("<h2>Data quality</h2>")]
     if player is None:
         total = int(m.quality_status["records"].sum())
@@ -377,7 +415,7 @@ def _quality_section(m: Metrics, linked: set[str], player: str | None = None) ->
                 ["player", "games with violations", "violations", "codes"],
                 (
                     [
-                        player_link(r["player"], False, r["player"] in linked),
+                        player_link(r["player"], False, linked),
                         fmt_int(r["games"]),
                         fmt_int(r["violations"]),
                         r["codes"],
@@ -430,7 +468,7 @@ def _bid_rows(df: pl.DataFrame, key: str, label: Any = None) -> list[list[Any]]:
 _BID_HEADERS = ["bids", "exact", "mean |error|", "mean error"]
 
 
-def player_page(m: Metrics, player: str, linked: set[str]) -> str:
+def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     lb = m.of("leaderboard", player)
     b: list[Markup] = [Markup('<p><a href="../index.html">← all players</a></p>')]
     sub = Markup(f"Player page · {esc(_scope(m))}")
@@ -548,7 +586,7 @@ def player_page(m: Metrics, player: str, linked: set[str]) -> str:
         table(
             ["partner", "games", *_CONTRACT_HEADERS],
             (
-                [player_link(pr["partner"], True, pr["partner"] in linked), fmt_int(pr["games"]), *_contract_cells(pr)]
+                [player_link(pr["partner"], True, linked), fmt_int(pr["games"]), *_contract_cells(pr)]
                 for pr in partners.iter_rows(named=True)
             ),
             caption="With each partner",

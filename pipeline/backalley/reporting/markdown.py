@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from backalley.reporting.html import fmt_int, fmt_num, player_file, rate_text
+from backalley.reporting.html import fmt_int, fmt_num, rate_text
 from backalley.reporting.metrics import Metrics
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -31,7 +31,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
     return [*out, ""]
 
 
-def summary_markdown(m: Metrics, linked: set[str], top: int = 20) -> str:
+def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> str:
     p = m.population
     scope = f"event {md(m.event)}" if m.event is not None else "all events"
     lines = [
@@ -76,7 +76,7 @@ def summary_markdown(m: Metrics, linked: set[str], top: int = 20) -> str:
                     fmt_num(r["mean_abs_error"]),
                     fmt_num(r["mean_signed_error"], signed=True),
                     rate_text(r["boards_made"], r["boards_claimed"]),
-                    player_file(r["player"]) if r["player"] in linked else "",
+                    linked.get(r["player"], ""),
                 ]
                 for r in m.leaderboard.head(top).iter_rows(named=True)
             ),

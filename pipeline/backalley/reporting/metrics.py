@@ -19,6 +19,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from backalley.store import StoreError, check_readable, one_line
+
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200
 
@@ -134,7 +136,11 @@ REPORT_MEMORY_LIMIT = "1GB"
 
 
 def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
-    """Open the store read-only and check it has the contract's tables and views."""
+    """Open the store read-only and check it has the contract's tables and views.
+
+    A backalley database (one with ``meta``) must also be of the schema version
+    this tool reads, as for ``query`` and ``export``.
+    """
     if not db_path.is_file():
         raise ReportError(f"no database at {db_path}")
     try:
@@ -145,16 +151,22 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
             config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)},
         )
     except duckdb.Error as exc:
-        raise ReportError(f"cannot open {db_path}: {exc}") from None
-    names = {
-        str(r[0])
-        for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-            " UNION SELECT view_name FROM duckdb_views() WHERE schema_name = 'main'"
-        ).fetchall()
-    }
+        raise ReportError(f"{db_path}: cannot open: {one_line(exc)}") from None
+    try:
+        names = {
+            str(r[0])
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+                " UNION SELECT view_name FROM duckdb_views() WHERE schema_name = 'main'"
+            ).fetchall()
+        }
+        if "meta" in names:  # a backalley database: the schema version check of query and export
+            check_readable(con, db_path)
+    except (StoreError, duckdb.Error) as exc:
+        con.close()
+        raise ReportError(str(exc) if isinstance(exc, StoreError) else f"{db_path}: {one_line(exc)}") from None
     missing = {"games", "violations", "rejects", "player_deals"} - names
-    if missing:
+    if missing:  # any database with the contract's tables and views (docs/contract-views.md) will do
         con.close()
         raise ReportError(f"{db_path} is not a backalley store (missing {', '.join(sorted(missing))})")
     return con
