@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -223,3 +226,16 @@ def test_parquet_keeps_types(db: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     schema = pq.read_schema(out)
     assert str(schema.field("paths").type).startswith("list") and "timestamp" in str(schema.field("started_at").type)
+
+
+def test_a_reader_that_stops_early_is_no_error(db: Path) -> None:
+    """`backalley query ... | head -1`: the closed pipe ends the command quietly, exit 0."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent / "pipeline")}
+    cmd = [sys.executable, "-m", "backalley", "query", "SELECT * FROM range(3000000)", "-F", "csv", "--db", str(db)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"range\n"
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait() == 0, err
+    assert b"Traceback" not in err and b"error" not in err

@@ -568,6 +568,9 @@ def query(
             width = Console().width if sys.stdout.isatty() else None
             run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
             sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error of the query
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
 
