@@ -31,7 +31,7 @@ demo: $(STAMP)
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary ORDER BY pts_per_deal DESC LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
 	@echo; echo "== reports"
-	$(BIN)/backalley report --db $(DB) --out reports
+	@$(BIN)/backalley report --db $(DB) --out reports
 
 lint: $(STAMP)
 	$(BIN)/ruff check pipeline tests benchmarks

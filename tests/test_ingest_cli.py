@@ -123,11 +123,13 @@ def test_query_refuses_writes(db: Path, sql: str, tmp_path: Path, monkeypatch: p
     assert not (tmp_path / "stolen.csv").exists()
 
 
-def test_query_errors_are_one_line(db: Path) -> None:
+def test_query_errors_keep_duckdb_whole_message(db: Path) -> None:
     for sql in ("SELECT * FROM no_such_table", "SELEC 1", "SELECT 1/'a'"):
         result = runner.invoke(app, ["query", sql, "--db", str(db)])
         assert result.exit_code == 2, sql
-        assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+        assert result.stderr.startswith("error:") and "Traceback" not in result.output
+    hint = runner.invoke(app, ["query", "SELECT gameid FROM games", "--db", str(db)])
+    assert hint.exit_code == 2 and "Candidate bindings" in hint.stderr and '"game_id"' in hint.stderr
     assert runner.invoke(app, ["query", "--db", str(db)]).exit_code == 2  # no SQL at all
 
 

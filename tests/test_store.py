@@ -225,10 +225,15 @@ def test_same_input_twice_in_one_run_is_stored_once(tmp_path: Path) -> None:
     lines = game_lines(3, seed=5, deals=2)
     f = tmp_path / "g.jsonl"
     f.write_text("\n".join(lines + lines) + "\n", encoding="utf-8")
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(f.read_bytes())
     db = tmp_path / "s.duckdb"
-    run = ingest([str(f), str(f)], db, chunk=2)
+    run = ingest([str(f), str(copy)], db, chunk=2)
     assert (run.records, run.inserted, run.duplicates) == (12, 3, 9)
     assert counts(db)["games"] == 3
+    # The same path named twice is one source, read once.
+    again = ingest([str(f), str(f)], tmp_path / "t.duckdb", chunk=2)
+    assert (again.records, again.inserted, again.duplicates) == (6, 3, 3)
 
 
 def test_workers_give_the_same_database(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
@@ -464,7 +469,9 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
             Store.open(db)
         with pytest.raises(StoreLockedError):
             ingest_mod.ingest([str(db.parent)], db)
-        result = CliRunner().invoke(app, ["ingest", str(db.parent), "--db", str(db)])
+        games = tmp_path / "g.jsonl"
+        games.write_text(game_lines(1, seed=3, deals=1)[0] + "\n", encoding="utf-8")
+        result = CliRunner().invoke(app, ["ingest", str(games), "--db", str(db)])
         assert result.exit_code == 2 and "in use by another process" in result.stderr
         result = CliRunner().invoke(app, ["query", "SELECT 1", "--db", str(db)])
         assert result.exit_code == 2 and "in use by another process" in result.stderr

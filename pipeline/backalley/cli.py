@@ -6,11 +6,8 @@ rejected, 2 usage or environment errors.
 
 from __future__ import annotations
 
-import io
+import os
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,11 +15,22 @@ from typing import Annotated, Any
 import orjson
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+from typer.core import TyperCommand
 
 from backalley import record
-from backalley.sources import SourceError, expand, read_file
-from backalley.validate import Summary, check_items, default_workers, worker_count
+from backalley.display import printable, safe
+from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
+from backalley.validate import Checked, Summary, check_items, default_workers, worker_count
 
 app = typer.Typer(
     name="backalley",
@@ -72,26 +80,51 @@ PROGRESS_MIN_BYTES = 1 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print ``error: message`` (data in it shown literally, line breaks kept) and return the exit."""
+    text = "\n".join(safe(line) for line in message.splitlines())
+    err.print(f"[bold red]error:[/] {text}", highlight=False)
     return typer.Exit(code)
 
 
-@contextmanager
-def progress_bar(total_bytes: int, what: str) -> Iterator[Progress | None]:
-    """A byte-based progress bar on stderr for long runs on a terminal, else nothing."""
-    if not sys.stderr.isatty() or total_bytes < PROGRESS_MIN_BYTES:
-        yield None
-        return
-    with Progress(
-        TextColumn(f"{what} [progress.description]{{task.description}}"),
+def note(message: str) -> None:
+    """One line on stderr, printed literally."""
+    err.print(printable(message), markup=False, highlight=False)
+
+
+class RateColumn(ProgressColumn):
+    """Records (or items) per second so far."""
+
+    def render(self, task: Task) -> Text:
+        done = task.fields.get("records", task.completed)
+        elapsed = task.elapsed or 0.0
+        rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 else "-/s"
+        return Text(rate, style="progress.data.speed")
+
+
+def progress_bar(what: str, *, show: bool, of_total: bool = False) -> Progress:
+    """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), rate, time left.
+
+    ``of_total`` counts items against the task's total; otherwise the total is in
+    bytes and the count is the ``records`` field.  Hidden unless ``show``.
+    """
+    count = MofNCompleteColumn() if of_total else TextColumn("{task.fields[records]:,} records")
+    return Progress(
+        TextColumn(f"{what} {{task.description}}", markup=False),
         BarColumn(),
-        TextColumn("{task.fields[records]} records"),
-        TransferSpeedColumn(),
-        TimeElapsedColumn(),
+        count,
+        RateColumn(),
+        TimeRemainingColumn(),
         console=err,
         transient=True,
-    ) as bar:
-        yield bar
+        disable=not show,
+    )
+
+
+def report_problems(files: list[InputFile]) -> None:
+    """Say on stderr which paths found are not read (each is also a ``JSON`` error in the results)."""
+    for f in files:
+        if f.problem is not None:
+            note(f"{f.source}: {f.problem}")
 
 
 MaxRecordBytes = Annotated[
@@ -125,7 +158,9 @@ def record_limit(text: str | None) -> int:
 Paths = Annotated[
     list[str],
     typer.Argument(
-        help="Files (.json: one record; .jsonl: one per line) or folders (searched recursively).", show_default=False
+        help="Files (.json: one record; .jsonl: one per line), folders (searched recursively for *.json and "
+        "*.jsonl, any case) or - (standard input, one record per line).",
+        show_default=False,
     ),
 ]
 
@@ -134,7 +169,7 @@ Paths = Annotated[
 def validate(
     paths: Paths,
     json_out: Annotated[
-        bool, typer.Option("--json", help="Write the JSON Lines report of RECORD.md to stdout.")
+        bool, typer.Option("--json", help="Write the JSON Lines report (docs/record-format.md) to stdout.")
     ] = False,
     workers: Annotated[
         int,
@@ -160,39 +195,23 @@ def validate(
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
+    report_problems(files)
     summary = Summary()
-    total = sum(f.path.stat().st_size for f in files)
+    total = sum(f.size for f in files)
     workers = worker_count(workers, files)
     write = sys.stdout.buffer.write
-    with progress_bar(total, "validating") as bar:
-        task = bar.add_task("", total=total, records=0) if bar else None
+    with progress_bar("validating", show=sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES) as bar:
+        task = bar.add_task("", total=total or None, records=0)
         items = (item for f in files for item in read_file(f))
         for item, result in check_items(items, workers=workers, json_report=json_out, max_record_bytes=limit):
             summary.add(result)
-            if bar is not None and task is not None:
-                bar.update(task, advance=len(item.raw) + 1, records=summary.records)
+            bar.update(task, advance=len(item.raw) + 1, records=summary.records)
             if result.report is not None:
                 write(result.report + b"\n")
-                continue
-            st = result.status
-            if quiet and st != "invalid":
-                continue
-            where = item.source if item.line is None else f"{item.source}:{item.line}"
-            mark = {
-                "valid": "[green]valid     [/]",
-                "incomplete": "[yellow]incomplete[/]",
-                "invalid": "[red]invalid   [/]",
-            }[st]
-            out.print(f"{mark} {where}  {result.game_id or '(no game_id)'}", markup=True)
-            for v in result.violations:
-                loc = ", ".join(
-                    p
-                    for p in (f"deal {v.deal}" if v.deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
-                    if p
-                )
-                out.print(
-                    f"    {v.code}{' (' + loc + ')' if loc else ''}: {v.message}  [dim]{v.path or '/'}[/]", markup=True
-                )
+            elif not quiet or result.status == "invalid":
+                show_result(item, result)
+    if summary.records == 0:
+        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
     if not json_out:
         out.print()
         out.print(
@@ -202,6 +221,21 @@ def validate(
         for code, n in sorted(summary.by_code.items(), key=lambda kv: (-kv[1], kv[0])):
             out.print(f"  {code:<22}{n:>8}")
     raise typer.Exit(0 if summary.all_valid else 1)
+
+
+MARKS = {"valid": "[green]valid     [/]", "incomplete": "[yellow]incomplete[/]", "invalid": "[red]invalid   [/]"}
+
+
+def show_result(item: Item, result: Checked) -> None:
+    """The human lines of one record: status, where, game id, then each violation (data shown literally)."""
+    where = item.source if item.line is None else f"{item.source}:{item.line}"
+    out.print(f"{MARKS[result.status]} {safe(where)}  {safe(result.game_id or '(no game_id)')}")
+    for v in result.violations:
+        parts = (f"deal {v.deal}" if v.deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
+        loc = ", ".join(p for p in parts if p)
+        out.print(
+            f"    {v.code}{' (' + safe(loc) + ')' if loc else ''}: {safe(v.message)}  [dim]{safe(v.path or '/')}[/]"
+        )
 
 
 @app.command()
@@ -221,6 +255,17 @@ def simulate(
     faults: Annotated[
         float, typer.Option("--faults", min=0.0, max=1.0, help="Share of games that get one injected rule violation.")
     ] = 0.0,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes playing the games (default: the CPU count, one per 50 games at most); "
+            "the output is the same whatever the number.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines."""
     from backalley.simulate import write_games
@@ -229,10 +274,18 @@ def simulate(
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
-        summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+        with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
+            task = bar.add_task("games", total=games)
+
+            def progress(done: int) -> None:
+                bar.update(task, completed=done)
+
+            summary = write_games(
+                out_file, games=games, seed=seed, players=players, faults=faults, workers=workers, progress=progress
+            )
     except OSError as exc:
         raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
-    err.print(f"wrote {summary} to {out_file}", highlight=False)
+    note(f"wrote {summary} to {out_file}")
 
 
 @app.command()
@@ -248,37 +301,39 @@ def report(
         str | None, typer.Option("--player", help="Write the page of this player only (the index is still written).")
     ] = None,
     event: Annotated[str | None, typer.Option("--event", help="Report on the games of this event only.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes rendering player pages (default: the CPU count).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Write HTML reports (index.html, players/*.html) and summary.md from the store.
 
-    Exit status: 0 on success, 2 when the store is missing or unusable or the player unknown.
+    Exit status: 0 on success, 2 when the store is missing, unusable or holds no games
+    (of that --event), or the player is unknown.
     """
     from backalley.reporting import ReportError, write_reports
     from backalley.store import default_db
 
     db = db if db is not None else default_db()
 
-    show = sys.stderr.isatty()
-    with Progress(
-        TextColumn("report: {task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    ) as bar:
+    with progress_bar("report:", show=sys.stderr.isatty(), of_total=True) as bar:
         task = bar.add_task("queries", total=None)
 
         def progress(done: int, total: int, what: str) -> None:
             bar.update(task, description=what, completed=done, total=total)
 
         try:
-            summary = write_reports(db, out_dir, player=player, event=event, progress=progress)
+            summary = write_reports(db, out_dir, player=player, event=event, progress=progress, workers=workers)
         except ReportError as exc:
             raise fail(str(exc)) from None
-    err.print(f"report: {summary}", highlight=False)
-    out.print(f"open {summary.index.resolve()}")
+    note(f"report: {summary}")
+    out.print(printable(summary.index.resolve()), markup=False)
 
 
 # --- the store: ingest, query, export ------------------------------------------------------
@@ -347,36 +402,25 @@ def ingest(
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
+    if not files:
+        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+    report_problems(files)
     db_path = db if db is not None else default_db()
     n_workers = worker_count(workers if workers is not None else default_workers(), files)
-    total = sum(f.path.stat().st_size for f in files)
-    show = sys.stderr.isatty()
+    total = sum(f.size for f in files)
     try:
-        with (
-            Store.open(db_path) as store,
-            Progress(
-                TextColumn("ingesting"),
-                BarColumn(),
-                TextColumn("{task.fields[records]} records, {task.fields[rate]} records/s"),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-                disable=not show,
-            ) as bar,
-        ):
-            task = bar.add_task("", total=total or None, records=0, rate=0)
-            t0 = time.perf_counter()
+        with Store.open(db_path) as store, progress_bar("ingesting", show=sys.stderr.isatty()) as bar:
+            task = bar.add_task("", total=total or None, records=0)
             done = [0]
 
             def progress(records: int, nbytes: int) -> None:
                 done[0] += records
-                rate = done[0] / max(time.perf_counter() - t0, 1e-9)
-                bar.update(task, advance=nbytes, records=done[0], rate=f"{rate:,.0f}")
+                bar.update(task, advance=nbytes, records=done[0])
 
             run = ingest_files(
                 store,
                 files,
-                paths,
+                [label(p) for p in paths],
                 workers=n_workers,
                 replace=replace,
                 progress=progress,
@@ -385,11 +429,13 @@ def ingest(
             )
     except StoreError as exc:
         raise fail(str(exc)) from None
+    if run.records == 0:
+        raise fail(f"no records in {', '.join(paths)} (only blank lines)")
     if json_out:
         sys.stdout.buffer.write(orjson.dumps(run.as_dict()) + b"\n")
     else:
         out.print(
-            f"ingest run {run.run_id} into {run.db}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
+            f"ingest run {run.run_id} into {safe(run.db)}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
             f"({run.rate:,.0f} records/s)\n"
             f"  inserted {run.inserted}, replaced {run.replaced}, duplicates {run.duplicates}, "
             f"conflicts {run.conflicts}, rejected {run.rejected}, invalid {run.invalid}"
@@ -398,26 +444,80 @@ def ingest(
 
 
 class QueryFormat(StrEnum):
+    """The formats of :class:`backalley.query.Format` (not imported here: it loads DuckDB)."""
+
     table = "table"
     csv = "csv"
     json = "json"
+    ndjson = "ndjson"
     parquet = "parquet"
 
 
-@app.command()
+class _NameValueCommand(TyperCommand):
+    """``--param NAME VALUE``, repeatable: click's ``multiple`` with ``nargs=2``, which typer cannot declare.
+
+    Each pair reaches the command as one string, ``NAME`` and ``VALUE`` joined by
+    a NUL (which no command-line argument can contain).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for p in self.params:
+            if p.name == "param":
+                p.multiple = True
+                p.nargs = 2
+                p.process_value = _join_pairs  # type: ignore[method-assign]
+
+
+def _join_pairs(ctx: Any, value: Any) -> list[str]:
+    return [f"{name}\0{v}" for name, v in value or ()]
+
+
+@app.command(cls=_NameValueCommand)
 def query(
     sql: Annotated[str | None, typer.Argument(help="The SQL to run (or use --file).", show_default=False)] = None,
     file: Annotated[
         Path | None, typer.Option("--file", "-f", help="Read the SQL from this file.", show_default=False)
     ] = None,
-    fmt: Annotated[QueryFormat, typer.Option("--format", "-F", help="Output format.")] = QueryFormat.table,
+    fmt: Annotated[
+        QueryFormat, typer.Option("--format", "-F", help="Output format (json: one array; ndjson: one object a line).")
+    ] = QueryFormat.table,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param", "-p", metavar="NAME VALUE", help="A value for $NAME in the SQL (repeatable).", show_default=False
+        ),
+    ] = None,
     out_file: Annotated[
         Path | None,
-        typer.Option("--out", "-o", help="Write the result to this file (required for parquet).", show_default=False),
+        typer.Option(
+            "--out", "-o", help="Write the result to this new file (required for parquet).", show_default=False
+        ),
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite an existing --out file (never the database or its WAL).")
+    ] = False,
     max_rows: Annotated[
         int, typer.Option("--max-rows", min=1, help="Rows shown in table format (csv, json, parquet: all).")
     ] = 100,
+    memory_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--memory-limit",
+            metavar="SIZE",
+            help="DuckDB's memory cap for the query, e.g. 2GB (default: 1GB).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.001,
+            help="Seconds the query may run before it is interrupted (default: 60).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run SQL on a read-only connection to the database and print the result.
@@ -427,65 +527,52 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
-    import polars as pl
+    from backalley.ingest import check_memory_limit
+    from backalley.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
+    from backalley.store import StoreError, default_db
 
-    from backalley.store import Store, StoreError, default_db
+    memory_limit = memory_limit or QUERY_MEMORY_LIMIT
+    timeout = timeout or QUERY_TIMEOUT
 
     if (sql is None) == (file is None):
         raise fail("give the SQL either as an argument or with --file, not both")
     if file is not None:
         try:
             sql = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise fail(f"{file}: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise fail(f"{file}: {getattr(exc, 'strerror', None) or exc}") from None
     assert sql is not None
     if fmt is QueryFormat.parquet and out_file is None:
         raise fail("--format parquet needs --out FILE")
     try:
-        with Store.open_readonly(db if db is not None else default_db()) as store:
-            result = store.query(sql)
-    except StoreError as exc:
+        check_memory_limit(memory_limit)
+    except ValueError as exc:
+        raise fail(f"--memory-limit {exc}") from None
+    pairs = [(name, value) for name, _, value in (p.partition("\0") for p in param or [])]
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise fail("--param: a name is given twice")
+    options: dict[str, Any] = {
+        "params": dict(pairs),
+        "fmt": Format(fmt.value),
+        "max_rows": max_rows,
+        "memory_limit": memory_limit,
+        "timeout": timeout,
+    }
+    db_path = db if db is not None else default_db()
+    try:
+        if out_file is not None:
+            write_query(db_path, sql, out_file, force=force, **options)
+        else:
+            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            width = Console().width if sys.stdout.isatty() else None
+            run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
+            sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped early (`| head`): not an error of the query
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+    except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
-    frame = pl.DataFrame(pl.from_arrow(result)) if result.num_columns else pl.DataFrame()
-    if fmt is QueryFormat.parquet:
-        assert out_file is not None
-        frame.write_parquet(out_file)
-    elif fmt is QueryFormat.csv:
-        text = frame.write_csv()
-        _emit(text, out_file)
-    elif fmt is QueryFormat.json:
-        text = frame.write_json() + "\n"
-        _emit(text, out_file)
-    else:
-        _emit(_table_text(frame, max_rows, out_file is None), out_file)
-
-
-def _emit(text: str, out_file: Path | None) -> None:
-    if out_file is None:
-        sys.stdout.write(text)
-    else:
-        out_file.write_text(text, encoding="utf-8")
-
-
-def _table_text(frame: Any, max_rows: int, color: bool) -> str:
-    from rich.table import Table
-
-    shown = frame.head(max_rows)
-    table = Table(*[str(c) for c in frame.columns], show_lines=False, header_style="bold")
-    cells = [["NULL" if v is None else str(v) for v in row] for row in shown.iter_rows()]
-    for row in cells:
-        table.add_row(*row)
-    widths = [max([len(str(c)), *(len(r[k]) for r in cells)]) for k, c in enumerate(frame.columns)]
-    width = sum(widths) + 3 * len(widths) + 1
-    if color and sys.stdout.isatty():
-        width = min(width, Console().width)
-    console = Console(record=True, width=max(40, width), file=io.StringIO())
-    console.print(table)
-    if frame.height > max_rows:
-        console.print(f"({frame.height} rows, {max_rows} shown; --max-rows or --format csv for all)", soft_wrap=True)
-    else:
-        console.print(f"({frame.height} rows)", soft_wrap=True)
-    return console.export_text(styles=color and sys.stdout.isatty())
 
 
 @app.command()
@@ -511,7 +598,7 @@ def export(
         raise fail(str(exc)) from None
     for name, info in manifest["tables"].items():
         out.print(f"  {name:<12}{info['rows']:>12} rows")
-    out.print(f"exported to {out_dir}")
+    out.print(f"exported to {printable(out_dir)}", markup=False)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -1,4 +1,4 @@
-"""The pydantic models of game-record format v1 (RECORD.md) and the JSON Schema export.
+"""The pydantic models of game-record format v1 (docs/record-format.md) and the JSON Schema export.
 
 The models are the authority on the format; ``schemas/game-record.v1.schema.json``
 is generated from them (``backalley schema``).  They are a gate only: once a

@@ -5,7 +5,7 @@ record that fails the schema (pydantic models of :mod:`backalley.record`) gets
 one ``SCHEMA`` violation per offending location and nothing else is checked.
 A record that fits the schema is replayed deal by deal on small ints and
 bitmasks (no pydantic objects on this path), following the replay conventions
-of RECORD.md: the record's own values drive the replay, every violation is
+of docs/record-format.md: the record's own values drive the replay, every violation is
 collected, and after a bad play the recorded card counts as played.
 """
 
@@ -56,7 +56,7 @@ WARNING = "warning"
 SEAT_INDEX = {s: i for i, s in enumerate(SEATS)}
 SEAT_NAMES = tuple(SEATS)
 
-#: Every violation code of RECORD.md, in the order of its table.
+#: Every violation code of docs/record-format.md, in the order of its table.
 CODES = (
     "JSON",
     "SCHEMA",
@@ -143,7 +143,7 @@ class Replay:
         return self.valid and self.scored_deals == SCORED_DEALS
 
     def report(self, source: str, line: int | None) -> dict[str, Any]:
-        """The JSON Lines report object of RECORD.md for this record."""
+        """The JSON Lines report object of docs/record-format.md for this record."""
         return {
             "source": source,
             "line": line,

@@ -1,4 +1,4 @@
-"""Pure rule functions of ruleset ``standard`` (RULES.md), on small ints and bitmasks.
+"""Pure rule functions of ruleset ``standard`` (docs/rules.md), on small ints and bitmasks.
 
 Everything here is shared by the engine (which plays legal games) and the
 replay (which checks recorded ones), so a rule lives in exactly one place.

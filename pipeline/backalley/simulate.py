@@ -16,6 +16,8 @@ Which game got which fault is written nowhere in the record.
 from __future__ import annotations
 
 import copy
+import multiprocessing
+import os
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,7 +48,7 @@ from backalley.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size
 
 Record = dict[str, Any]
 
-#: Every code of RECORD.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
+#: Every code of docs/record-format.md that :func:`inject_fault` (or :func:`corrupt_json`) can put into one record.
 FAULT_CODES: tuple[str, ...] = CODES  # every one of them can be injected
 
 EVENTS = ("Thursday Club", "Kitchen Table League", "Spring Open 2026", "Online Ladder", "Harbour Pub Night")
@@ -174,7 +176,7 @@ def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     partner = (seat + 2) & 3
     partner_board = any(s == partner and b == BOARD for s, b in st.bids)
     # A board is a considered claim: only a third of the noise reaches it.
-    if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style is BOLD):
+    if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style == BOLD):
         return BOARD
     if partner_board:
         return PASS
@@ -769,16 +771,54 @@ def corrupt_json(line: str, rng: random.Random) -> str:
 # --- streams of games ------------------------------------------------------------------
 
 
-def _game_lines(games: int, seed: int, players: int, faults: float) -> Iterator[tuple[str, str | None]]:
+#: Games handed to the worker processes at a time (bounds what waits in memory).
+GAMES_PER_BATCH = 512
+#: Below this many games per worker, starting worker processes costs more than it saves.
+GAMES_PER_WORKER = 50
+
+#: The pool of players of a worker process (sent once, by :func:`_start_worker`).
+_worker_pool: list[Player] = []
+
+
+def _start_worker(pool: list[Player]) -> None:
+    global _worker_pool
+    _worker_pool = pool
+
+
+def _play(job: tuple[str, int, int]) -> Record:
+    game_id, game_seed, index = job
+    return make_record(game_id, random.Random(game_seed), _worker_pool, index)
+
+
+def _records(games: int, seed: int, pool: list[Player], workers: int) -> Iterator[Record]:
+    """The games in order, played in ``workers`` processes; the same records whatever ``workers``."""
+    seeds = random.Random(seed)
+    jobs = [(f"sim-{seed}-{i:06d}", seeds.getrandbits(64), i) for i in range(games)]
+    if workers <= 1:
+        _start_worker(pool)
+        yield from map(_play, jobs)
+        return
+    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    with ctx.Pool(workers, initializer=_start_worker, initargs=(pool,)) as procs:
+        for start in range(0, games, GAMES_PER_BATCH):
+            yield from procs.imap(_play, jobs[start : start + GAMES_PER_BATCH], chunksize=8)
+
+
+def default_workers(games: int) -> int:
+    """One process per CPU, but none beyond one per :data:`GAMES_PER_WORKER` games."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, games // GAMES_PER_WORKER))
+
+
+def _game_lines(
+    games: int, seed: int, players: int, faults: float, workers: int = 1
+) -> Iterator[tuple[str, str | None]]:
     """``(json line, injected code or None)`` for each game."""
     if players < 4:
         raise ValueError("a game needs at least 4 players in the pool")
     pool = player_pool(players)
-    seeds = random.Random(seed)
     frng = random.Random(f"faults:{seed}")
-    for i in range(games):
-        rng = random.Random(seeds.getrandbits(64))
-        rec = make_record(f"sim-{seed}-{i:06d}", rng, pool, i)
+    for rec in _records(games, seed, pool, workers):
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
@@ -802,14 +842,31 @@ def simulate_games(games: int, seed: int, players: int = 12, faults: float = 0.0
         yield line
 
 
-def write_games(out: Path, *, games: int, seed: int, players: int = 12, faults: float = 0.0) -> str:
-    """Write the games as JSON Lines to ``out``; returns a summary for the user."""
+def write_games(
+    out: Path,
+    *,
+    games: int,
+    seed: int,
+    players: int = 12,
+    faults: float = 0.0,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> str:
+    """Write the games as JSON Lines to ``out``; returns a summary for the user.
+
+    ``workers`` processes play the games (default: :func:`default_workers`); the
+    bytes written are the same whatever their number.  ``progress(done)`` is
+    called after each game.
+    """
     injected = 0
+    n = workers if workers is not None else default_workers(games)
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for line, code in _game_lines(games, seed, players, faults):
+        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, n), 1):
             fh.write(line)
             fh.write("\n")
             injected += code is not None
+            if progress is not None:
+                progress(done)
     noun = "game" if games == 1 else "games"
     if faults > 0:
         return f"{games} {noun} ({injected} with an injected fault)"
@@ -818,7 +875,7 @@ def write_games(out: Path, *, games: int, seed: int, players: int = 12, faults: 
 
 # --- the committed sample data ---------------------------------------------------------
 
-#: The example deal of RECORD.md (deal 11, hand size 3, dealer N, trump 5H; no stock).
+#: The example deal of docs/record-format.md (deal 11, hand size 3, dealer N, trump 5H; no stock).
 EXAMPLE_DEAL: Record = {
     "number": 11,
     "dealer": "N",
@@ -943,7 +1000,7 @@ that they still do. Regenerate with
 |---|---|
 | `valid-games.jsonl` | 3 complete, valid games played by the bots (`backalley simulate --games 3 --seed {seed}` writes the same lines) |
 | `faulty-games.jsonl` | one game per injectable violation code, one code per line (table below) |
-| `worked-example.json` | a complete, valid game whose deal number 11 is exactly the example deal of RECORD.md (dealer N, trump 5H, W claims board; its stock is left out, as there) |
+| `worked-example.json` | a complete, valid game whose deal number 11 is exactly the example deal of docs/record-format.md (dealer N, trump 5H, W claims board; its stock is left out, as there) |
 | `bad-inputs.jsonl` | inputs that are not game records at all, for the error paths (table below) |
 
 ## `faulty-games.jsonl`

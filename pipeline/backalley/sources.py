@@ -1,8 +1,9 @@
 """Reading game records from files and folders, one record at a time.
 
 A path named on the command line is a ``.jsonl`` file (one record per line),
-any other file (one record), or a folder (its ``*.json`` and ``*.jsonl`` files,
-recursively, in sorted order).  Nothing is held beyond the record at hand, so
+any other file (one record), ``-`` (standard input, one record per line), or a
+folder (its ``*.json`` and ``*.jsonl`` files, any case, recursively, in sorted
+order; see :func:`expand`).  Nothing is held beyond the record at hand, so
 memory stays flat however large the input.  Each input becomes an
 :class:`Item` carrying its raw bytes exactly as received; :func:`parse` turns
 them into a JSON value or a ``JSON`` error message naming what is wrong (it
@@ -14,10 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -38,9 +41,36 @@ class Item:
 
 @dataclass(frozen=True, slots=True)
 class InputFile:
+    """One input: a file to read, standard input (``-``), or a path found but not readable (``problem``)."""
+
     source: str
     path: Path
     jsonl: bool
+    #: Why this path is not read (it becomes a ``JSON`` error / a reject naming the path).
+    problem: str | None = None
+
+    @property
+    def stdin(self) -> bool:
+        return self.source == STDIN
+
+    @property
+    def size(self) -> int:
+        """Bytes to read (0 when unknown: standard input, a pipe, a path not read)."""
+        if self.stdin or self.problem is not None:
+            return 0
+        try:
+            st = self.path.stat()
+        except OSError:
+            return 0
+        return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+#: The path that names standard input (read as JSON Lines).
+STDIN = "-"
+#: A UTF-8 byte order mark, dropped from the start of a file.
+BOM = b"\xef\xbb\xbf"
+#: Extensions of the files read inside a folder (any case).
+EXTENSIONS = (".json", ".jsonl")
 
 
 #: orjson turns integers beyond 64 bits into floats; such input takes the exact path.
@@ -100,50 +130,120 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def expand(paths: Iterable[str]) -> list[InputFile]:
-    """Resolve command-line paths into input files, checking all of them first.
+def label(path: str) -> str:
+    """A path as text that can always be shown and stored: bytes that are not UTF-8 become U+FFFD."""
+    return os.fsencode(path).decode("utf-8", "replace")
 
-    Raises :class:`SourceError` for a path that does not exist or cannot be read,
-    before anything is validated.
+
+def _is_jsonl(name: str) -> bool:
+    return name.lower().endswith(".jsonl")
+
+
+def expand(paths: Iterable[str]) -> list[InputFile]:
+    """Resolve command-line paths into inputs, checking the given paths first.
+
+    Raises :class:`SourceError` for a given path that does not exist or cannot
+    be read, before anything is validated.  Inside a folder every ``*.json`` and
+    ``*.jsonl`` (any case) is an input; what cannot be read there (a subfolder
+    without permission, a FIFO or device, a broken link) is an input with a
+    ``problem``, so it is reported, never silently left out.  A file reached
+    twice (``x``, ``./x`` and ``/abs/x``; a symlink) is read once; a symlinked
+    folder is followed once (a loop is cut).
     """
     out: list[InputFile] = []
+    seen_files: set[str] = set()
+    seen_dirs: set[tuple[int, int]] = set()
     for given in paths:
+        if given == STDIN:
+            if STDIN not in seen_files:
+                seen_files.add(STDIN)
+                out.append(InputFile(STDIN, Path(STDIN), True))
+            continue
         p = Path(given)
         if p.is_dir():
             if not os.access(p, os.R_OK | os.X_OK):
-                raise SourceError(f"{given}: cannot read this folder")
-            found: list[str] = []
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                for name in files:
-                    if name.endswith((".json", ".jsonl")):
-                        found.append(os.path.relpath(os.path.join(root, name), p))
-            for rel in sorted(found, key=lambda r: Path(r).as_posix()):
-                out.append(InputFile(os.path.join(given, rel), p / rel, rel.endswith(".jsonl")))
-        elif p.is_file():
-            if not os.access(p, os.R_OK):
-                raise SourceError(f"{given}: cannot read this file")
-            out.append(InputFile(given, p, given.endswith(".jsonl")))
+                raise SourceError(f"{label(given)}: cannot read this folder")
+            found: list[tuple[str, InputFile]] = []
+            _walk(p, given, "", found, seen_dirs)
+            for _, f in sorted(found, key=lambda rf: rf[0]):
+                _add(out, seen_files, f)
         elif p.exists():
-            raise SourceError(f"{given}: not a regular file or folder")
+            if not os.access(p, os.R_OK):
+                raise SourceError(f"{label(given)}: cannot read this file")
+            # Named on the command line, a pipe or device is read as asked (``<(cat x.jsonl)``).
+            _add(out, seen_files, InputFile(label(given), p, _is_jsonl(given)))
         else:
-            raise SourceError(f"{given}: no such file or folder")
+            raise SourceError(f"{label(given)}: no such file or folder")
     return out
 
 
-def read_file(f: InputFile) -> Iterator[Item]:
-    """The records of one input file; blank lines of a ``.jsonl`` file are skipped."""
+def _add(out: list[InputFile], seen: set[str], f: InputFile) -> None:
+    key = os.path.realpath(f.path)
+    if key not in seen:
+        seen.add(key)
+        out.append(f)
+
+
+def _walk(folder: Path, given: str, rel: str, found: list[tuple[str, InputFile]], seen: set[tuple[int, int]]) -> None:
+    """Append ``(sort key, input)`` for every input under ``folder`` (``rel`` is its path below ``given``)."""
     try:
-        if not f.jsonl:
-            yield Item(f.source, None, f.path.read_bytes())
-            return
-        with f.path.open("rb") as fh:
-            for number, line in enumerate(fh, 1):
-                raw = line.rstrip(b"\r\n")
-                if raw and not raw.isspace():
-                    yield Item(f.source, number, raw)
+        st = folder.stat()
+        seen.add((st.st_dev, st.st_ino))
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        found.append((rel, InputFile(label(os.path.join(given, rel)), folder, False, _why("folder", exc))))
+        return
+    for entry in entries:
+        sub = f"{rel}/{entry.name}" if rel else entry.name
+        source = label(os.path.join(given, sub))
+        wanted = entry.name.lower().endswith(EXTENSIONS)
+        try:
+            info = os.stat(entry.path)  # follows a symlink
+        except OSError as exc:
+            if wanted or entry.is_symlink():
+                found.append((sub, InputFile(source, Path(entry.path), _is_jsonl(entry.name), _why("link", exc))))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if (info.st_dev, info.st_ino) not in seen:
+                _walk(Path(entry.path), given, sub, found, seen)
+        elif wanted and stat.S_ISREG(info.st_mode):
+            found.append((sub, InputFile(source, Path(entry.path), _is_jsonl(entry.name))))
+        elif wanted:
+            problem = "not a regular file (a FIFO, device or socket): skipped"
+            found.append((sub, InputFile(source, Path(entry.path), _is_jsonl(entry.name), problem)))
+
+
+def _why(what: str, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if what == "folder":
+        return f"cannot read this folder: {reason}"
+    return f"cannot read: {reason} (a broken or looping link?)"
+
+
+def read_file(f: InputFile) -> Iterator[Item]:
+    """The records of one input; blank lines of JSON Lines are skipped, a leading UTF-8 BOM is dropped."""
+    if f.problem is not None:
+        yield Item(f.source, None, b"", f.problem)
+        return
+    try:
+        if f.stdin:
+            yield from _lines(f.source, sys.stdin.buffer)
+        elif not f.jsonl:
+            yield Item(f.source, None, f.path.read_bytes().removeprefix(BOM))
+        else:
+            with f.path.open("rb") as fh:
+                yield from _lines(f.source, fh)
     except OSError as exc:
         yield Item(f.source, None, b"", f"cannot read: {exc.strerror or exc}")
+
+
+def _lines(source: str, fh: IO[bytes]) -> Iterator[Item]:
+    for number, line in enumerate(fh, 1):
+        raw = line.rstrip(b"\r\n")
+        if number == 1:
+            raw = raw.removeprefix(BOM)
+        if raw and not raw.isspace():
+            yield Item(source, number, raw)
 
 
 def read(paths: Iterable[str]) -> Iterator[Item]:

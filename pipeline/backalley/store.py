@@ -20,7 +20,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -465,19 +465,23 @@ class Store:
         return store
 
     @classmethod
-    def open_readonly(cls, path: Path | str | None = None, *, external_access: bool = False) -> Store:
+    def open_readonly(
+        cls, path: Path | str | None = None, *, external_access: bool = False, memory_limit: str | None = None
+    ) -> Store:
         """Open an existing database for reading only.
 
         Without ``external_access`` the connection cannot touch any file either
         (no ``COPY ... TO``, ``ATTACH``, ``read_csv``, extension installs), and
-        that setting is locked.
+        that setting is locked.  ``memory_limit`` caps DuckDB's memory (locked too).
         """
         p = Path(path) if path is not None else default_db()
         if not p.exists():
             raise StoreError(f"{p}: no such database (run `backalley ingest` first)")
         config: dict[str, Any] = {}
+        if memory_limit is not None:
+            config["memory_limit"] = memory_limit
         if not external_access:
-            config = {"enable_external_access": False, "lock_configuration": True}
+            config |= {"enable_external_access": False, "lock_configuration": True}
         con = _connect(p, read_only=True, config=config)
         try:
             check_readable(con, p)
@@ -579,39 +583,140 @@ class Store:
         """Row count of every table."""
         return {t: self.count(t) for t in TABLES}
 
-    def query(self, sql: str) -> pa.Table:
+    def query(self, sql: str, params: Mapping[str, object] | None = None) -> pa.Table:
         """Run SQL (one or more statements) and return the last statement's result as Arrow.
 
-        On a read-only store only statements that read are run: anything else is
-        refused before any statement runs.  DuckDB errors become one-line
-        :class:`QueryError` messages.
+        See :meth:`query_reader`, which this reads to the end.
         """
-        try:
-            statements = duckdb.extract_statements(sql)
-        except duckdb.Error as exc:
-            raise QueryError(one_line(exc)) from None
-        if not statements:
-            raise QueryError("no SQL statement given")
+        return self.query_reader(sql, params).read_all()
+
+    def query_reader(self, sql: str, params: Mapping[str, object] | None = None) -> pa.RecordBatchReader:
+        """Run SQL and return a reader over the last statement's rows (memory stays flat however many).
+
+        ``params`` gives the values of named parameters (``$name``).  On a
+        read-only store only statements that read are run: each statement's type
+        is read by DuckDB's own parser (looking inside ``EXPLAIN``), and anything
+        else is refused before any statement runs.  DuckDB's errors become
+        :class:`QueryError` with DuckDB's whole message, hints included.
+        """
+        statements = _parse(sql)
+        values = _bind(statements, params or {})
         if self.read_only:
             for st in statements:
-                kind = st.type.name
-                if kind not in READ_STATEMENTS:
-                    raise ReadOnlyQueryError(
-                        f"read-only: {kind} statements are not allowed here "
-                        "(query runs on a read-only connection; use `backalley ingest` to change the database)"
-                    )
-        result: pa.Table | None = None
+                check_read_only(st)
         try:
-            for st in statements:
-                rel = self.con.sql(st.query)
-                result = rel.to_arrow_table() if rel is not None else None
+            for st, bound in zip(statements[:-1], values[:-1], strict=True):
+                earlier = self.con.sql(st.query, params=bound)
+                if earlier is not None:  # it reads and changes nothing: run it for its errors only
+                    earlier.to_arrow_reader(QUERY_BATCH_ROWS).close()
+            last = self.con.sql(statements[-1].query, params=values[-1])
+            if last is None:
+                return pa.table({}).to_reader()
+            reader: pa.RecordBatchReader = last.to_arrow_reader(QUERY_BATCH_ROWS)
+            return reader
         except duckdb.Error as exc:
-            raise QueryError(one_line(exc)) from None
-        return result if result is not None else pa.table({})
+            raise QueryError(str(exc).strip()) from None
 
 
-#: Statement types ``query`` runs on a read-only store.
+#: Statement types ``query`` runs on a read-only store (``EXPLAIN`` is checked inside).
 READ_STATEMENTS = frozenset({"SELECT", "EXPLAIN", "PRAGMA"})
+#: The pragmas that only read: every other one is refused on a read-only store.
+READ_PRAGMAS = frozenset(
+    {
+        "collations",
+        "database_list",
+        "database_size",
+        "functions",
+        "metadata_info",
+        "platform",
+        "show",
+        "show_databases",
+        "show_tables",
+        "show_tables_expanded",
+        "storage_info",
+        "table_info",
+        "user_agent",
+        "version",
+    }
+)
+#: Rows per Arrow batch read from a query.
+QUERY_BATCH_ROWS = 8192
+
+
+def _parse(sql: str) -> list[Any]:
+    try:
+        statements = list(duckdb.extract_statements(sql))
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).strip()) from None
+    if not statements:
+        raise QueryError("no SQL statement given")
+    return statements
+
+
+def _bind(statements: Sequence[Any], params: Mapping[str, object]) -> list[dict[str, object] | None]:
+    """Each statement's named parameter values; every given name must be used, every used name given."""
+    wanted = {name for st in statements for name in st.named_parameters}
+    unused = sorted(set(params) - wanted)
+    if unused:
+        raise QueryError(f"parameter ${unused[0]} is given but the SQL has no ${unused[0]}")
+    missing = sorted(wanted - set(params))
+    if missing:
+        raise QueryError(f"the SQL uses ${missing[0]} but no value was given for it")
+    return [{n: params[n] for n in st.named_parameters} if st.named_parameters else None for st in statements]
+
+
+def _refuse(kind: str) -> ReadOnlyQueryError:
+    return ReadOnlyQueryError(
+        f"read-only: {kind} statements are not allowed here "
+        "(query runs on a read-only connection; use `backalley ingest` to change the database)"
+    )
+
+
+def check_read_only(statement: Any) -> None:
+    """Raise :class:`ReadOnlyQueryError` unless DuckDB's parser says the statement only reads.
+
+    ``EXPLAIN [ANALYZE | (options)] <stmt>`` runs ``<stmt>`` when analysing, so the
+    statement inside is checked too; a pragma must be one that only reads.
+    """
+    kind = statement.type.name
+    if kind not in READ_STATEMENTS:
+        raise _refuse(kind)
+    text: str = statement.query
+    tokens = duckdb.tokenize(text)
+    if kind == "PRAGMA":
+        name = _token_text(text, tokens, 1).lower() if len(tokens) > 1 else ""
+        if name not in READ_PRAGMAS:
+            raise _refuse(f"PRAGMA {name}".strip())
+    elif kind == "EXPLAIN":
+        inner = _explained(text, tokens)
+        try:
+            parts = duckdb.extract_statements(inner)
+        except duckdb.Error:
+            raise _refuse("EXPLAIN of an unreadable") from None
+        if len(parts) != 1:
+            raise _refuse("EXPLAIN of an unreadable")
+        check_read_only(parts[0])
+
+
+def _token_text(text: str, tokens: Sequence[tuple[int, Any]], i: int) -> str:
+    end = tokens[i + 1][0] if i + 1 < len(tokens) else len(text)
+    return text[tokens[i][0] : end].strip()
+
+
+def _explained(text: str, tokens: Sequence[tuple[int, Any]]) -> str:
+    """The statement an ``EXPLAIN`` explains: after the keyword, ``ANALYZE`` and any ``( options )``."""
+    i = 1
+    if i < len(tokens) and _token_text(text, tokens, i).upper() in ("ANALYZE", "ANALYSE"):
+        i += 1
+    if i < len(tokens) and _token_text(text, tokens, i) == "(":
+        depth = 0
+        while i < len(tokens):
+            tok = _token_text(text, tokens, i)
+            depth += tok.count("(") - tok.count(")")
+            i += 1
+            if depth <= 0:
+                break
+    return text[tokens[i][0] :] if i < len(tokens) else ""
 
 
 def one_line(exc: BaseException) -> str:

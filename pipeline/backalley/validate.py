@@ -118,7 +118,7 @@ class Checked:
     game_id: str | None
     status: str
     violations: list[Violation]
-    #: The record's JSON Lines report (RECORD.md), serialised, when asked for.
+    #: The record's JSON Lines report (docs/record-format.md), serialised, when asked for.
     report: bytes | None = None
 
 

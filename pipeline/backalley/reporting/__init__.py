@@ -7,14 +7,16 @@ pages from :mod:`backalley.reporting.html` (escaped, self-contained).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
-from backalley.reporting.html import index_page, page_files, player_page
+from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 from backalley.store import one_line
@@ -65,23 +67,69 @@ def _prepare(out_dir: Path) -> None:
                 left.unlink()
 
 
+def _nothing(db_path: Path, event: str | None, rejected: int) -> str:
+    """Why there is nothing to report on."""
+    if event is not None:
+        return f"no games of event {event!r} in {db_path}"
+    extra = f" ({rejected} rejected inputs only)" if rejected else " (an empty database: run `backalley ingest` first)"
+    return f"no games in {db_path}{extra}"
+
+
+#: What a page-rendering worker process holds: the metrics, the linked players' page files, the output folder.
+_worker: tuple[Metrics, dict[str, str], Path] | None = None
+
+
+def _start_worker(metrics: Metrics, linked: dict[str, str], out_dir: Path) -> None:
+    global _worker
+    _worker = (metrics, linked, out_dir)
+
+
+def _page(name: str) -> Path:
+    """Render and write one player's page (in a worker, from what :func:`_start_worker` gave it)."""
+    assert _worker is not None
+    metrics, linked, out_dir = _worker
+    path = out_dir / linked[name]
+    _write(path, player_page(metrics, name, linked))
+    return path
+
+
+def _player_pages(
+    metrics: Metrics, names: list[str], linked: dict[str, str], out_dir: Path, workers: int | None
+) -> Iterator[Path]:
+    """Write the pages of ``names``, in ``workers`` processes (the metrics are sent to each once)."""
+    n = min(workers or _cpus(), len(names))
+    if n <= 1:
+        _start_worker(metrics, linked, out_dir)
+        yield from map(_page, names)
+        return
+    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    with ctx.Pool(n, initializer=_start_worker, initargs=(metrics, linked, out_dir)) as pool:
+        yield from pool.imap(_page, names, chunksize=max(1, min(8, len(names) // (4 * n))))
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def write_reports(
     db_path: Path,
     out_dir: Path,
     player: str | None = None,
     event: str | None = None,
     progress: Progress | None = None,
+    workers: int | None = None,
 ) -> ReportSummary:
     """Write the reports of the store at ``db_path`` into ``out_dir``.
 
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
-    every figure to the games of one event. Raises :class:`ReportError` for
+    every figure to the games of one event; ``workers`` processes render the
+    player pages (default: one per CPU). Raises :class:`ReportError` for
     anything wrong with the database or the output folder (one line), leaving no
     temporary file behind.
     """
     try:
-        return _write_reports(db_path, out_dir, player, event, progress)
+        return _write_reports(db_path, out_dir, player, event, progress, workers)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else out_dir
         raise ReportError(f"{where}: cannot write the report: {exc.strerror or exc}") from None
@@ -90,7 +138,12 @@ def write_reports(
 
 
 def _write_reports(
-    db_path: Path, out_dir: Path, player: str | None, event: str | None, progress: Progress | None
+    db_path: Path,
+    out_dir: Path,
+    player: str | None,
+    event: str | None,
+    progress: Progress | None,
+    workers: int | None,
 ) -> ReportSummary:
     t0 = time.perf_counter()
     if progress is not None:
@@ -101,6 +154,8 @@ def _write_reports(
     finally:
         con.close()
     t1 = time.perf_counter()
+    if metrics.population["games"] == 0:
+        raise ReportError(_nothing(db_path, event, metrics.population["rejected"]))
     everyone = metrics.players["player"].to_list()
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
@@ -110,14 +165,13 @@ def _write_reports(
     wanted = set(chosen)
     linked = {p: files[p] for p in everyone if p in wanted or (out_dir / files[p]).is_file()}
     pages: list[Path] = []
-    for i, name in enumerate(chosen, 1):
-        path = out_dir / files[name]
-        _write(path, player_page(metrics, name, linked))
+    for path in _player_pages(metrics, chosen, linked, out_dir, workers):
         pages.append(path)
         if progress is not None:
-            progress(i, len(chosen), "player pages")
+            progress(len(pages), len(chosen), "player pages")
     index = out_dir / "index.html"
     _write(index, index_page(metrics, linked))
+    _write(out_dir / METRICS_FILE, metrics_page())
     summary = out_dir / "summary.md"
     _write(summary, summary_markdown(metrics, linked))
     return ReportSummary(

@@ -2,7 +2,7 @@
 
 Used by the report tests (whose expected figures are worked out by hand from
 the deals below) and handy for previewing the pages without the real store.
-The deals follow RULES.md: team contracts, board multipliers and points are
+The deals follow docs/rules.md: team contracts, board multipliers and points are
 derived here from the bids and each player's tricks.
 """
 

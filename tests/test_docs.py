@@ -1,0 +1,73 @@
+"""The documents point only inside the repository, and the report carries its metric definitions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from backalley.cli import app
+from backalley.reporting.sample import build_hand_made
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "data" / "sample" / "README.md"]
+#: Markdown links and images ``[text](target)`` and HTML ``href``/``src`` attributes.
+LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|(?:href|src)=\"([^\"]+)\"")
+#: Documents a user of the repository does not have.
+FOREIGN = re.compile(r"\.\./shared|/work/shared|\bRECORD\.md\b|\bRULES\.md\b|\bRULESETS?(?:-[\w-]+)?\.md\b")
+
+
+def links(text: str) -> list[str]:
+    return [a or b for a, b in LINK.findall(text)]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_stay_in_the_repository_and_resolve(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    assert not FOREIGN.findall(text), f"{doc.name} names a document outside the repository"
+    for target in links(text):
+        assert "://" not in target and not target.startswith(("/", "mailto:")), f"{doc.name}: {target} leaves"
+        path = target.split("#", 1)[0]
+        if not path:
+            continue
+        resolved = (doc.parent / path).resolve()
+        assert resolved.is_relative_to(ROOT), f"{doc.name}: {target} leaves the repository"
+        assert resolved.exists(), f"{doc.name}: {target} does not exist"
+
+
+def test_the_link_check_catches_bad_links() -> None:
+    """The check above is not vacuous: it finds every kind of link the documents use."""
+    assert links('[a](docs/x.md) ![i](p.png) <a href="y.html">') == ["docs/x.md", "p.png", "y.html"]
+    assert FOREIGN.findall("see [spec](../shared/spec/RECORD.md)")
+
+
+def test_help_texts_name_no_foreign_document() -> None:
+    for command in ("validate", "ingest", "query", "report", "export", "simulate", "schema"):
+        result = CliRunner().invoke(app, [command, "--help"])
+        assert result.exit_code == 0
+        assert not FOREIGN.findall(result.stdout), command
+
+
+def test_the_packaged_metric_definitions_are_docs_metrics_md() -> None:
+    packaged = ROOT / "pipeline" / "backalley" / "reporting" / "metrics.md"
+    assert packaged.read_bytes() == (ROOT / "docs" / "metrics.md").read_bytes(), "copy docs/metrics.md into the package"
+
+
+def test_report_pages_link_to_definitions_written_beside_them(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    build_hand_made(db)
+    out = tmp_path / "reports"
+    result = CliRunner().invoke(app, ["report", "--db", str(db), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    metrics = (out / "metrics.html").read_text(encoding="utf-8")
+    assert "<h2>Bidding accuracy (per player)</h2>" in metrics
+    pages = [out / "index.html", *sorted((out / "players").glob("*.html")), out / "metrics.html"]
+    for page in pages:
+        for target in links(page.read_text(encoding="utf-8")):
+            if target.startswith("#"):  # inside the page (SVG ids)
+                continue
+            resolved = (page.parent / target.split("#", 1)[0]).resolve()
+            assert resolved.is_file(), f"{page.name}: {target}"
+    assert 'href="../metrics.html"' in pages[1].read_text(encoding="utf-8")
