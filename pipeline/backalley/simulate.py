@@ -36,13 +36,11 @@ from backalley.cards import (
     NO_TRUMP,
     SEATS,
     SUIT_MASK,
-    TRUMP_MASK,
     cards_of,
-    left_of,
 )
 from backalley.engine import DealState
 from backalley.replay import CODES
-from backalley.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner, trump_of
+from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset
 
 Record = dict[str, Any]
 
@@ -136,9 +134,9 @@ def player_pool(k: int) -> list[Player]:
 _TRUMP_VALUE = (0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.35, 0.45, 0.6, 0.75, 0.9, 0.95, 1.0)
 
 
-def estimate(hand: int, trump: int) -> float:
+def estimate(hand: int, trump: int, rules: Ruleset = STANDARD) -> float:
     """Expected tricks of a hand: trumps, jokers, aces and guarded kings and queens."""
-    tmask = TRUMP_MASK[trump]
+    tmask = rules.trump_mask(trump)
     est = 0.0
     for c in cards_of(hand & tmask):
         est += _TRUMP_VALUE[c - 39 if c >= LJ else c % 13]
@@ -169,7 +167,7 @@ def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     """A bot's bid from the strength of its hand (after the joker swap)."""
     seat = st.to_act()
     n = st.n
-    est = estimate(st.hands[seat], st.trump)
+    est = estimate(st.hands[seat], st.trump, st.rules)
     noisy = est + rng.gauss(0.0, style.noise)
     partner = (seat + 2) & 3
     partner_board = any(s == partner and b == BOARD for s, b in st.bids)
@@ -187,29 +185,29 @@ def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
 # --- play ------------------------------------------------------------------------------
 
 
-def _cost(card: int, trump: int) -> int:
+def _cost(card: int, trump: int, rules: Ruleset) -> int:
     """How much a card is worth keeping: side cards by rank, trumps above them."""
-    if IS_TRUMP[trump][card]:
+    if rules.is_trump(card, trump):
         return 20 + (card - 39 if card >= LJ else card % 13)
     return card % 13
 
 
-def _cheapest(mask: int, trump: int) -> int:
+def _cheapest(mask: int, trump: int, rules: Ruleset) -> int:
     best = -1
     best_cost = 99
     for c in cards_of(mask):
-        k = _cost(c, trump)
+        k = _cost(c, trump, rules)
         if k < best_cost:
             best, best_cost = c, k
     return best
 
 
-def _is_boss(card: int, trump: int, gone: int) -> bool:
+def _is_boss(card: int, trump: int, gone: int, rules: Ruleset) -> bool:
     """No card outside ``gone`` (played, or in our hand) of the card's suit ranks above it."""
     above = ~((1 << (card + 1)) - 1)
-    suit = EFFECTIVE_SUIT[trump][card]
+    suit = rules.suit_of(card, trump)
     if suit == trump:
-        higher = TRUMP_MASK[trump] & above
+        higher = rules.trump_mask(trump) & above
     elif suit < NO_TRUMP:
         higher = SUIT_MASK[suit] & above
     else:
@@ -226,7 +224,8 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
         return rng.choice(list(cards_of(legal)))
     seat = st.to_act()
     trump = st.trump
-    tmask = TRUMP_MASK[trump]
+    rules = st.rules
+    tmask = rules.trump_mask(trump)
     hand = st.hands[seat]
     gone = played | hand
     cur = st.current
@@ -236,33 +235,33 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
         trumps = legal & tmask
         if mine.board and trumps and tmask & ~gone:
             return trumps.bit_length() - 1
-        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone)]
+        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone, rules)]
         if bosses:
             # Prefer a side-suit boss; a trump boss only when trumps are out there.
-            side = [c for c in bosses if not IS_TRUMP[trump][c]]
+            side = [c for c in bosses if not rules.is_trump(c, trump)]
             if side:
                 return side[-1]
             if tmask & ~gone:
                 return bosses[-1]
         side_legal = legal & ~tmask
-        return _cheapest(side_legal or legal, trump)
+        return _cheapest(side_legal or legal, trump, rules)
     pos = len(cur)
-    win = trick_winner(cur, trump)
+    win = rules.trick_winner(cur, trump)
     if pos - win == 2 and (
-        pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]))
+        pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
     ):
         # Partner is winning: do not overtake (unless a board needs it safe).
-        return _cheapest(legal, trump)
+        return _cheapest(legal, trump, rules)
     best = -1
     best_cost = 99
     for c in cards_of(legal):
-        if trick_winner([*cur, c], trump) == pos:
-            k = _cost(c, trump)
+        if rules.trick_winner([*cur, c], trump) == pos:
+            k = _cost(c, trump, rules)
             if k < best_cost:
                 best, best_cost = c, k
     if best >= 0:
         return best
-    return _cheapest(legal, trump)
+    return _cheapest(legal, trump, rules)
 
 
 # --- games -----------------------------------------------------------------------------
@@ -272,23 +271,28 @@ FixedDeal = Callable[[int, int], Record | None]
 
 
 def play_deals(
-    rng: random.Random, seated: list[Player], first_dealer: int, fixed: FixedDeal | None = None
+    rng: random.Random,
+    seated: list[Player],
+    first_dealer: int,
+    fixed: FixedDeal | None = None,
+    rules: Ruleset = STANDARD,
 ) -> list[Record]:
-    """The deal objects of one complete game (25 scored deals, pass-outs included)."""
+    """The deal objects of one complete game (every scored deal, pass-outs included)."""
     deals: list[Record] = []
     dealer = first_dealer
     number = 1
-    while number <= SCORED_DEALS:
+    while number <= rules.scored_deals:
         given = fixed(number, dealer) if fixed is not None else None
         if given is not None:
             deals.append(given)
-            if any(b["bid"] != PASS for b in given["bids"]):
-                number += 1
-            dealer = left_of(dealer)
+            pass_out = rules.is_pass_out([b["bid"] for b in given["bids"]])
+            points = [given["result"]["points"][side] for side in rules.sides]
+            number = rules.next_number(number, pass_out)
+            dealer = rules.next_dealer(dealer, pass_out, points)
             continue
         deck = list(range(54))
         rng.shuffle(deck)
-        st = DealState.from_deck(number, dealer, deck)
+        st = DealState.from_deck(number, dealer, deck, rules)
         while st.bidding:
             st.bid(choose_bid(st, seated[st.to_act()].style, rng))
         played = 0
@@ -297,37 +301,46 @@ def play_deals(
             st.play(card)
             played |= 1 << card
         deals.append(st.to_record())
-        if not st.pass_out:
-            number += 1
-        dealer = left_of(dealer)
+        number = rules.next_number(number, st.pass_out)
+        dealer = rules.next_dealer(dealer, st.pass_out, st.points())
     return deals
 
 
-def final_score(deals: list[Record]) -> dict[str, int]:
-    ns = sum(d["result"]["points"]["NS"] for d in deals)
-    ew = sum(d["result"]["points"]["EW"] for d in deals)
-    return {"NS": ns, "EW": ew}
+def final_score(deals: list[Record], rules: Ruleset = STANDARD) -> dict[str, int]:
+    return {side: sum(d["result"]["points"][side] for d in deals) for side in rules.sides}
 
 
 def make_record(
-    game_id: str, rng: random.Random, pool: list[Player], index: int, fixed: FixedDeal | None = None
+    game_id: str,
+    rng: random.Random,
+    pool: list[Player],
+    index: int,
+    fixed: FixedDeal | None = None,
+    rules: Ruleset = STANDARD,
 ) -> Record:
-    """One complete game between four players drawn from ``pool``."""
+    """One complete game of ``rules`` between four players drawn from ``pool``."""
     seated = rng.sample(pool, 4)
     first_dealer = rng.randrange(4)
     start = datetime(2026, 1, 5, 18, 0, tzinfo=UTC) + timedelta(hours=3 * index, minutes=rng.randrange(0, 120))
     event = EVENTS[rng.randrange(len(EVENTS))]
-    deals = play_deals(rng, seated, first_dealer, fixed)
+    deals = play_deals(rng, seated, first_dealer, fixed, rules)
     return {
-        "format_version": 1,
-        "game_id": game_id,
-        "ruleset": "standard",
+        **record_head(rules, game_id),
         "players": {SEATS[s]: seated[s].name for s in range(4)},
         "played_at": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "event": event,
         "deals": deals,
-        "final_score": final_score(deals),
+        "final_score": final_score(deals, rules),
     }
+
+
+def record_head(rules: Ruleset, game_id: str) -> Record:
+    """The first fields of a record of ``rules``: format version 1 exactly for plain ``standard``."""
+    head: Record = {"format_version": 1 if rules.label() == "standard" else 2, "game_id": game_id}
+    head["ruleset"] = rules.name
+    if rules.options:
+        head["options"] = list(rules.options)
+    return head
 
 
 def dumps(record: Record) -> str:
@@ -369,11 +382,11 @@ class _DealView:
         return h
 
 
-def _view(deal: Record, index: int) -> _DealView:
+def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
     tc = CARD_INDEX[deal["trump_card"]]
-    trump = trump_of(tc)
+    trump = rules.trump_of(tc)
     seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
-    con = contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
+    con = rules.contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
     plays: list[_Play] = []
     broken_before: list[bool] = []
     broken = False
@@ -383,8 +396,8 @@ def _view(deal: Record, index: int) -> _DealView:
         broken_before.append(broken)
         for k, c in enumerate(cards):
             plays.append(_Play(j, k, (leader + k) & 3, c))
-        broken = broken or any(IS_TRUMP[trump][c] for c in cards)
-    return _DealView(index, hand_size(deal["number"]), trump, con.board_claimers, plays, broken_before)
+        broken = broken or rules.breaks_trump(cards, trump)
+    return _DealView(index, rules.hand_size(deal["number"]), trump, con.lead_exempt, plays, broken_before)
 
 
 def _after_swap(deal: Record) -> list[int]:
@@ -452,7 +465,7 @@ def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
         return rec
     i = rng.randrange(len(deals))
     old = deals[i]["number"]
-    deals[i]["number"] = rng.choice([k for k in range(1, SCORED_DEALS + 1) if k != old])
+    deals[i]["number"] = rng.choice([k for k in range(1, STANDARD.scored_deals + 1) if k != old])
     return rec
 
 
@@ -540,7 +553,7 @@ def _fault_bid_range(rec: Record, rng: random.Random) -> Record | None:
         return None
     i = rng.randrange(len(deals))
     d = deals[i]
-    n = hand_size(d["number"])
+    n = STANDARD.hand_size(d["number"])
     k = rng.randrange(4)
     b = d["bids"][k]
     if b["bid"] == PASS or n == 1:
@@ -707,7 +720,7 @@ def _fault_final_score(rec: Record, rng: random.Random) -> Record | None:
 
 def _fault_incomplete(rec: Record, rng: random.Random) -> Record | None:
     deals = rec["deals"]
-    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < SCORED_DEALS]
+    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < STANDARD.scored_deals]
     k = rng.choice(cut)
     del deals[k:]
     if "final_score" in rec:
