@@ -43,7 +43,7 @@ def _check_compiled(here: _Path, built_hash: str | None) -> None:
 
 def _built_hash() -> str | None:
     try:
-        from backalley import _build  # type: ignore[attr-defined,unused-ignore]
+        from backalley import _build  # type: ignore[attr-defined,import-not-found,unused-ignore]
     except ImportError:
         return None
     value = getattr(_build, "SOURCE_HASH", None)
