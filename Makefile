@@ -47,6 +47,7 @@ format: $(STAMP)
 
 schema: $(STAMP)
 	$(BIN)/backalley schema > schemas/game-record.v1.schema.json
+	$(BIN)/backalley schema --format-version 2 > schemas/game-record.v2.schema.json
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

@@ -101,7 +101,8 @@ def test_simulated_games_engine_equals_replay(rules: Ruleset) -> None:
             assert tuple(d["result"]["tricks"][s] for s in rules.sides) == outcome.tricks
             assert tuple(d["result"]["points"][s] for s in rules.sides) == outcome.points
             seats = [SEATS.index(b["seat"]) for b in d["bids"]]
-            assert outcome.contracts == rules.contracts(tuple(zip(seats, [b["bid"] for b in d["bids"]], strict=True)))
+            bids = tuple(zip(seats, [b["bid"] for b in d["bids"]], strict=True))
+            assert outcome.contracts == rules.contracts(bids, rules.hand_size(d["number"]))
             replayed = _engine_replay(rules, d)
             if replayed is not None:
                 assert replayed == outcome.winners

@@ -172,9 +172,22 @@ def validate(
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of game-record format v1."""
-    sys.stdout.write(record.json_schema_text())
+def schema(
+    format_version: Annotated[
+        int, typer.Option("--format-version", min=1, max=2, help="Record format: 1 (standard) or 2 (rulesets).")
+    ] = 1,
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of game-record format v1 (or v2 with --format-version 2)."""
+    sys.stdout.write(record.json_schema_text(format_version))
+
+
+@app.command()
+def rulesets() -> None:
+    """List every ruleset and house option, one line each."""
+    from backalley.rules import describe_rulesets
+
+    for line in describe_rulesets():
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -188,12 +201,24 @@ def simulate(
     faults: Annotated[
         float, typer.Option("--faults", min=0.0, max=1.0, help="Share of games that get one injected rule violation.")
     ] = 0.0,
+    ruleset: Annotated[str, typer.Option("--ruleset", help="The ruleset to play (see `backalley rulesets`).")] = (
+        "standard"
+    ),
+    options: Annotated[
+        str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
+    ] = "",
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines."""
+    from backalley.rules import RulesetError, find_ruleset
     from backalley.simulate import write_games
 
+    try:
+        rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
+    except RulesetError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False)
+        raise typer.Exit(2) from None
     out_file.parent.mkdir(parents=True, exist_ok=True)
-    summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults)
+    summary = write_games(out_file, games=games, seed=seed, players=players, faults=faults, rules=rules)
     err.print(f"wrote {summary} to {out_file}", highlight=False)
 
 

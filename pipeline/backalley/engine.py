@@ -103,7 +103,7 @@ class DealState:
         self.bids.append((self.to_act(), bid))
         if not self.bidding:
             self.pass_out = self.rules.is_pass_out([b for _, b in self.bids])
-            self.contracts = self.rules.contracts(tuple(self.bids))
+            self.contracts = self.rules.contracts(tuple(self.bids), self.n)
             self.leader = self.contracts.opening_leader
 
     # -- play -------------------------------------------------------------------------------
@@ -153,7 +153,8 @@ class DealState:
         """Every side's points (0 for a pass-out or an unfinished bidding)."""
         if self.pass_out or self.contracts is None:
             return (0,) * len(self.rules.sides)
-        return self.rules.deal_points(self.contracts, self.won, self.n)
+        bonus = self.rules.bonus(self.dealt, self.trump, self.n) if self.rules.has_bonus else ()
+        return self.rules.deal_points(self.contracts, self.won, self.n, bonus)
 
     def to_record(self) -> dict[str, Any]:
         """This dealing as a deal object of record format v1 (with stock and result)."""

@@ -14,20 +14,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
 from pydantic import ValidationError
 
-from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, LJ, NO_TRUMP, SEATS
-from backalley.record import CardName, FastDeal, FastRecord, FastTeamInts, FastTrick, GameRecord, to_fast
+from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, LJ, NO_TRUMP, SEATS, SUITS
+from backalley.record import (
+    MODELS_V2,
+    AnyFastRecord,
+    CardName,
+    FastDeal,
+    FastDealV2,
+    FastTeamInts,
+    FastTrick,
+    GameRecord,
+    record_options,
+    to_fast_any,
+    v2_problems,
+)
+from backalley.rules import RULESETS as RULESET_CLASSES
 from backalley.rules import Bid, Contracts, Ruleset, find_ruleset
+
+AnyDeal = FastDeal | FastDealV2
 
 ERROR = "error"
 WARNING = "warning"
 SEAT_INDEX = {s: i for i, s in enumerate(SEATS)}
 SEAT_NAMES = tuple(SEATS)
+SUIT_INDEX = {s: i for i, s in enumerate(SUITS)}
 
 #: Every violation code of RECORD.md, in the order of its table.
 CODES = (
@@ -53,6 +69,8 @@ CODES = (
     "FINAL_SCORE_MISMATCH",
     "INCOMPLETE",
 )
+#: The codes format 2 adds (RULESETS.md §5.1, RULESET-bab-online.md §10.1).
+CODES_V2 = ("TRUMP", "NOT_IN_DECK", "BID_LOW", "BID_TWICE", "LOWEST_TRUMP", "BORE_LEVEL")
 
 
 @dataclass(slots=True)
@@ -151,17 +169,45 @@ def pointer(parts: tuple[int | str, ...] | list[int | str]) -> str:
 
 
 def schema_violations(obj: dict[str, Any]) -> list[Violation]:
-    """One ``SCHEMA`` violation per offending location (empty when the record fits)."""
+    """One ``SCHEMA`` violation per offending location (empty when the record fits).
+
+    A record whose ``format_version`` is the integer 2 is checked as format 2
+    (the model of its ``ruleset``, then :func:`~backalley.record.v2_problems`);
+    anything else as format 1, exactly as before format 2 existed.
+    """
+    version = obj.get("format_version")
+    if version == 2 and type(version) is int:
+        return _schema_v2(obj)
     try:
         GameRecord.model_validate(obj)
     except ValidationError as exc:
-        by_path: dict[str, list[str]] = {}
-        for err in exc.errors(include_url=False):
-            path = pointer(err["loc"])
-            msg = err["msg"].removeprefix("Value error, ")
-            by_path.setdefault(path, []).append(msg)
-        return [Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path) for path, msgs in by_path.items()]
+        return _schema_errors(exc)
     return []
+
+
+def _schema_errors(exc: ValidationError) -> list[Violation]:
+    by_path: dict[str, list[str]] = {}
+    for err in exc.errors(include_url=False):
+        path = pointer(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        by_path.setdefault(path, []).append(msg)
+    return [Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path) for path, msgs in by_path.items()]
+
+
+def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
+    name = obj.get("ruleset")
+    model = MODELS_V2.get(name) if isinstance(name, str) else None
+    if model is None or name not in RULESET_CLASSES:
+        known = ", ".join(f'"{r}"' for r in MODELS_V2 if r in RULESET_CLASSES)
+        return [Violation("SCHEMA", f"/ruleset: a format 2 record names one of {known}", "/ruleset")]
+    try:
+        checked = model.model_validate(obj)
+    except ValidationError as exc:
+        return _schema_errors(exc)
+    by_path: dict[str, list[str]] = {}
+    for loc, msg in v2_problems(checked):
+        by_path.setdefault(pointer(loc), []).append(msg)
+    return [Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path) for path, msgs in by_path.items()]
 
 
 def replay(obj: Any) -> Replay:
@@ -181,7 +227,7 @@ def replay(obj: Any) -> Replay:
     if problems:
         return Replay(game_id, problems, [], None)
     try:
-        rec = to_fast(obj)
+        rec = to_fast_any(obj)
     except msgspec.ValidationError as exc:  # the two models disagree: never silently accept
         return Replay(game_id, [Violation("SCHEMA", f"record: {exc}", "")], [], None)
     return replay_checked(rec)
@@ -204,7 +250,7 @@ class _Schedule:
     scored: int = 0
 
 
-def replay_checked(rec: FastRecord) -> Replay:
+def replay_checked(rec: AnyFastRecord) -> Replay:
     """Replay a record that fits the format, deal by deal, phase by phase.
 
     This is the hot path: card names become ints once, hands are bitmasks, and
@@ -216,7 +262,8 @@ def replay_checked(rec: FastRecord) -> Replay:
     outcomes: list[DealOutcome] = []
     sched = _Schedule()
     totals = [0] * len(rules.sides)
-    for di, d in enumerate(rec.deals):
+    deals = cast("list[AnyDeal]", rec.deals)
+    for di, d in enumerate(deals):
         outcome = _replay_deal(rules, d, di, sched, add)
         outcomes.append(outcome)
         for s, p in enumerate(outcome.points):
@@ -225,24 +272,28 @@ def replay_checked(rec: FastRecord) -> Replay:
     return Replay(rec.game_id, out, outcomes, tuple(totals), sched.scored, rules.sides, rules.scored_deals)
 
 
-def ruleset_of(rec: FastRecord) -> Ruleset:
-    """The record's ruleset object."""
-    return find_ruleset(rec.ruleset)
+def ruleset_of(rec: AnyFastRecord) -> Ruleset:
+    """The record's ruleset object, with its options."""
+    return find_ruleset(rec.ruleset, record_options(rec))
 
 
-def _replay_deal(rules: Ruleset, d: FastDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
+def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
     """One dealing: schedule, cards, bidding, play, scoring."""
     number = d.number
     n = rules.hand_size(number)
     dealer = SEAT_INDEX[d.dealer]
     bd0, bd1, bd2, bd3 = d.bids
-    con, pass_out, bid_seats, order_ok, out_of_range = _bidding(
+    con, pass_out, bid_seats, order_ok, faults = _bidding(
         rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
     )
     _check_schedule(rules, sched, di, number, dealer, pass_out, add)
-    hand, trump = _deal_cards(rules, d, di, n, add)
-    _check_bids(d, di, n, dealer, bid_seats, order_ok, out_of_range, add)
+    dealt, hand, trump = _deal_cards(rules, d, di, n, pass_out, add)
+    _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
+    if rules.trump_named:
+        _check_trump_field(rules, d, di, n, pass_out, add)
     outcome = _play(rules, d, di, n, hand, trump, con, pass_out, add)
+    if not pass_out and rules.has_bonus:
+        outcome.points = tuple(p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True))
     _check_result(rules, d, di, outcome, add)
     sched.points = outcome.points
     return outcome
@@ -279,20 +330,76 @@ def _check_schedule(
     sched.number, sched.dealer, sched.pass_out = number, dealer, pass_out
 
 
-def _deal_cards(rules: Ruleset, d: FastDeal, di: int, n: int, add: Add) -> tuple[list[int], int]:
-    """HAND_SIZE, DUPLICATE_CARD, STOCK, JOKER_SWAP; the hands as played and the trump."""
+def _deal_cards(
+    rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
+) -> tuple[list[int], list[int], int]:
+    """HAND_SIZE, NOT_IN_DECK, DUPLICATE_CARD, TRUMP, STOCK, JOKER_SWAP.
+
+    Returns the hands as dealt, the hands as played (after any swap) and the trump.
+    """
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
+    if rules.deck != FULL_DECK:
+        _check_deck(rules, d, di, add)
     hand, seen = _hand_masks(hands_in, di, add)
     tc_name = d.trump_card
-    tc = CARD_INDEX[tc_name]
-    if seen >> tc & 1:
-        add(_violation("DUPLICATE_CARD", f"the trump card {tc_name} is also dealt", f"/deals/{di}/trump_card", di + 1))
-    seen |= 1 << tc
-    stock = None if d.stock is UNSET else _check_stock(rules, d.stock, tc, tc_name, seen, di, n, d.number, add)
-    trump = rules.trump_of(tc)
-    return _joker_swap(rules, d, di, hand, tc, stock, add), trump
+    tc = -1
+    if tc_name is not UNSET:
+        tc = CARD_INDEX[tc_name]
+        if seen >> tc & 1:
+            msg = f"the trump card {tc_name} is also dealt"
+            add(_violation("DUPLICATE_CARD", msg, f"/deals/{di}/trump_card", di + 1))
+        seen |= 1 << tc
+    if not rules.trump_named:
+        _check_trump_field(rules, d, di, n, pass_out, add)
+    stock = None if d.stock is UNSET else _check_stock(rules, d.stock, tc, seen, di, n, d.number, add)
+    named = SUIT_INDEX[d.trump] if isinstance(d, FastDealV2) and d.trump is not UNSET else -1
+    top = stock[0] if stock else -1
+    trump = rules.deal_trump(n, tc, top, named)
+    turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
+    return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+
+
+def _check_deck(rules: Ruleset, d: AnyDeal, di: int, add: Add) -> None:
+    """NOT_IN_DECK: a card of a hand, the trump card, the stock or a swap that the deck does not hold."""
+    deck = rules.deck
+    dn = di + 1
+    for s, held in enumerate((d.hands.N, d.hands.E, d.hands.S, d.hands.W)):
+        for k, name in enumerate(held):
+            if not deck >> CARD_INDEX[name] & 1:
+                path = f"/deals/{di}/hands/{SEAT_NAMES[s]}/{k}"
+                add(_violation("NOT_IN_DECK", f"{name} is not in this ruleset's deck", path, dn, seat=s))
+    if d.trump_card is not UNSET and not deck >> CARD_INDEX[d.trump_card] & 1:
+        msg = f"the trump card {d.trump_card} is not in this ruleset's deck"
+        add(_violation("NOT_IN_DECK", msg, f"/deals/{di}/trump_card", dn))
+    if d.stock is not UNSET:
+        for k, name in enumerate(d.stock):
+            if not deck >> CARD_INDEX[name] & 1:
+                add(_violation("NOT_IN_DECK", f"{name} is not in this ruleset's deck", f"/deals/{di}/stock/{k}", dn))
+    swap = d.joker_swap
+    if swap is not UNSET and not deck >> CARD_INDEX[swap.drawn] & 1:
+        msg = f"the drawn card {swap.drawn} is not in this ruleset's deck"
+        add(_violation("NOT_IN_DECK", msg, f"/deals/{di}/joker_swap/drawn", dn, seat=SEAT_INDEX[swap.seat]))
+
+
+def _check_trump_field(rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add) -> None:
+    """TRUMP: the trump field is recorded exactly where the ruleset fixes trump by it."""
+    if not isinstance(d, FastDealV2):
+        return  # format 1: the schema requires the trump card
+    if rules.trump_named:
+        want = rules.names_trump() and not pass_out
+        field_name, present = "trump", d.trump is not UNSET
+    else:
+        want = rules.turns_card(n)
+        field_name, present = "trump_card", d.trump_card is not UNSET
+    if want == present:
+        return
+    if present:
+        msg = f"no {field_name.replace('_', ' ')} belongs in this deal"
+        add(_violation("TRUMP", msg, f"/deals/{di}/{field_name}", di + 1))
+    else:
+        add(_violation("TRUMP", f"the {field_name.replace('_', ' ')} is missing", f"/deals/{di}", di + 1))
 
 
 def _check_hand_sizes(hands_in: tuple[list[CardName], ...], di: int, n: int, number: int, add: Add) -> None:
@@ -337,7 +444,6 @@ def _check_stock(
     rules: Ruleset,
     stock_in: list[CardName],
     tc: int,
-    tc_name: str,
     seen: int,
     di: int,
     n: int,
@@ -357,21 +463,23 @@ def _check_stock(
                 add(_violation("DUPLICATE_CARD", f"{stock_in[k]} appears twice", f"/deals/{di}/stock/{k}", di + 1))
             m |= bit
     want = rules.stock_size(n)
-    if len(stock_in) != want or first == 0:
+    top_wrong = tc >= 0 and first == 0 and rules.turns_card(n)
+    if len(stock_in) != want or top_wrong:
         why = []
         if len(stock_in) != want:
             why.append(f"the stock holds {len(stock_in)} cards; deal {number} leaves {want}")
-        if first == 0:
+        if top_wrong:
+            tc_name = CARD_NAMES[tc]
             why.append(f"its top card {stock_in[0]} is not the trump card {tc_name}" if stock_in else "it is empty")
         add(_violation("STOCK", "; ".join(why), f"/deals/{di}/stock", di + 1))
     return stock
 
 
 def _joker_swap(
-    rules: Ruleset, d: FastDeal, di: int, hand: list[int], tc: int, stock: list[int] | None, add: Add
+    rules: Ruleset, d: AnyDeal, di: int, dealt: list[int], tc: int, stock: list[int] | None, add: Add
 ) -> list[int]:
     """JOKER_SWAP; the hands as played (the other joker out, the drawn card in)."""
-    holder, other = rules.joker_swap(tc, hand)
+    holder, other = rules.joker_swap(tc, dealt) if tc >= 0 else (-1, -1)
     swap = d.joker_swap
     if swap is UNSET:
         if holder >= 0:
@@ -386,33 +494,36 @@ def _joker_swap(
                 )
             )
     else:
-        why_not = _swap_faults(rules, d, hand, tc, holder, other, stock)
+        why_not = _swap_faults(rules, d, dealt, tc, holder, other, stock)
         if why_not:
             add(
                 _violation(
                     "JOKER_SWAP", "; ".join(why_not), f"/deals/{di}/joker_swap", di + 1, seat=SEAT_INDEX[swap.seat]
                 )
             )
-    discard = rules.swap_discard(tc)
-    if discard >= 0:
-        keep = ~(1 << discard)
-        hand = [h & keep for h in hand]
-        if holder >= 0:
-            if swap is not UNSET:
-                hand[SEAT_INDEX[swap.seat]] |= 1 << CARD_INDEX[swap.drawn]
-            elif stock is not None and len(stock) > 1:
-                hand[holder] |= 1 << stock[1]
+    discard = rules.swap_discard(tc) if tc >= 0 else -1
+    if discard < 0:
+        return list(dealt)
+    keep = ~(1 << discard)
+    hand = [h & keep for h in dealt]
+    if holder >= 0:
+        if swap is not UNSET:
+            hand[SEAT_INDEX[swap.seat]] |= 1 << CARD_INDEX[swap.drawn]
+        elif stock is not None and len(stock) > 1:
+            hand[holder] |= 1 << stock[1]
     return hand
 
 
 def _swap_faults(
-    rules: Ruleset, d: FastDeal, hand: list[int], tc: int, holder: int, other: int, stock: list[int] | None
+    rules: Ruleset, d: AnyDeal, hand: list[int], tc: int, holder: int, other: int, stock: list[int] | None
 ) -> list[str]:
     """Why a recorded joker swap is wrong (empty when it is right)."""
     swap = d.joker_swap
     assert swap is not UNSET
     drawn = CARD_INDEX[swap.drawn]
     tc_name = d.trump_card
+    if not rules.has_joker_swap or tc < 0:
+        return [f"no swap happens in {rules.label()}" + ("" if tc >= 0 else " when no card is turned")]
     if holder < 0:
         if rules.trump_of(tc) != NO_TRUMP:
             return [f"no swap was needed (the trump card {tc_name} is not a joker)"]
@@ -430,16 +541,17 @@ def _swap_faults(
 
 
 def _check_bids(
-    d: FastDeal,
+    rules: Ruleset,
+    d: AnyDeal,
     di: int,
     n: int,
     dealer: int,
     bid_seats: tuple[int, ...],
     order_ok: bool,
-    out_of_range: tuple[int, ...],
+    faults: tuple[tuple[int, str], ...],
     add: Add,
 ) -> None:
-    """BID_ORDER and BID_RANGE."""
+    """BID_ORDER, then each call's code (BID_RANGE, and the ruleset's own) in call order."""
     if not order_ok:
         add(
             _violation(
@@ -450,25 +562,28 @@ def _check_bids(
                 di + 1,
             )
         )
-    for k in out_of_range:
+    for k, code in faults:
         who = SEAT_NAMES[bid_seats[k]]
         b = d.bids[k].bid
         add(
             _violation(
-                "BID_RANGE",
-                f"{who} bid {b}; with {n} cards a bid is 1 to {n - 1}"
-                if n > 1
-                else f"{who} bid {b}; with 1 card no number can be bid",
-                f"/deals/{di}/bids/{k}/bid",
-                di + 1,
-                seat=bid_seats[k],
+                code, _bid_message(rules, code, who, b, n), f"/deals/{di}/bids/{k}/bid", di + 1, seat=bid_seats[k]
             )
         )
 
 
+def _bid_message(rules: Ruleset, code: str, who: str, bid: Bid, n: int) -> str:
+    if code == "BID_RANGE":
+        lo, hi = rules.bid_range(n)
+        if hi < lo:
+            return f"{who} bid {bid}; with 1 card no number can be bid"
+        return f"{who} bid {bid}; with {n} cards a bid is {lo} to {hi}"
+    return f"{who} bid {bid}: {rules.bid_fault_reason(code)}"
+
+
 def _play(
     rules: Ruleset,
-    d: FastDeal,
+    d: AnyDeal,
     di: int,
     n: int,
     hand: list[int],
@@ -585,7 +700,7 @@ def _leader_fault(di: int, j: int, leader: int, expected: int) -> Violation:
     )
 
 
-def _check_result(rules: Ruleset, d: FastDeal, di: int, outcome: DealOutcome, add: Add) -> None:
+def _check_result(rules: Ruleset, d: AnyDeal, di: int, outcome: DealOutcome, add: Add) -> None:
     """RESULT_MISMATCH against the recomputed tricks and points."""
     res = d.result
     if res is UNSET:
@@ -605,7 +720,7 @@ def _check_result(rules: Ruleset, d: FastDeal, di: int, outcome: DealOutcome, ad
         )
 
 
-def _record_checks(rules: Ruleset, rec: FastRecord, totals: list[int], scored: int, add: Add) -> None:
+def _record_checks(rules: Ruleset, rec: AnyFastRecord, totals: list[int], scored: int, add: Add) -> None:
     """FINAL_SCORE_MISMATCH and INCOMPLETE."""
     fs = rec.final_score
     if fs is not UNSET:
@@ -623,8 +738,10 @@ def _record_checks(rules: Ruleset, rec: FastRecord, totals: list[int], scored: i
         add(Violation("INCOMPLETE", f"{scored} scored deals of {rules.scored_deals}", "/deals", severity=WARNING))
 
 
-def _by_side(values: FastTeamInts, sides: tuple[str, ...]) -> tuple[int, ...]:
+def _by_side(values: FastTeamInts | dict[Any, int], sides: tuple[str, ...]) -> tuple[int, ...]:
     """A recorded per-side object as a tuple in the ruleset's side order."""
+    if isinstance(values, dict):
+        return tuple(values[s] for s in sides)
     return (values.NS, values.EW)
 
 
@@ -632,29 +749,30 @@ def _dash(values: tuple[int, ...] | list[int]) -> str:
     return "-".join(str(v) for v in values)
 
 
-_BIDDING_CACHE: dict[tuple[object, ...], tuple[Contracts, bool, tuple[int, ...], bool, tuple[int, ...]]] = {}
+_Bidding = tuple[Contracts, bool, tuple[int, ...], bool, tuple[tuple[int, str], ...]]
+_BIDDING_CACHE: dict[tuple[object, ...], _Bidding] = {}
 
 
 def _bidding(
     rules: Ruleset, dealer: int, n: int, seats: tuple[str, str, str, str], values: tuple[Bid, Bid, Bid, Bid]
-) -> tuple[Contracts, bool, tuple[int, ...], bool, tuple[int, ...]]:
+) -> _Bidding:
     """Everything the replay needs of one bidding, memoised (there are few distinct biddings).
 
     Returns the contracts, whether it is a pass-out, the bidders' seats, whether
-    the order is right, and the positions of numeric bids out of range.
+    the order is right, and ``(position, code)`` of every call at fault.
     """
     key = (rules, dealer, n, seats, values)
     got = _BIDDING_CACHE.get(key)
     if got is not None:
         return got
     seat_ints = tuple(SEAT_INDEX[s] for s in seats)
-    out_of_range = tuple(k for k, b in enumerate(values) if isinstance(b, int) and not rules.bid_in_range(b, n))
+    pairs = tuple(zip(seat_ints, values, strict=True))
     got = (
-        rules.contracts(tuple(zip(seat_ints, values, strict=True))),
+        rules.contracts(pairs, n),
         rules.is_pass_out(values),
         seat_ints,
         seat_ints == BID_ORDER[dealer],
-        out_of_range,
+        rules.bid_faults(n, pairs),
     )
     if len(_BIDDING_CACHE) > 1 << 16:
         _BIDDING_CACHE.clear()

@@ -30,7 +30,6 @@ from backalley.cards import (
     CARD_INDEX,
     CARD_NAMES,
     CARD_SUIT,
-    EFFECTIVE_SUIT,
     IS_TRUMP,
     LJ,
     NO_TRUMP,
@@ -41,6 +40,7 @@ from backalley.cards import (
 from backalley.engine import DealState
 from backalley.replay import CODES
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset
+from backalley.rules.base import FREE
 
 Record = dict[str, Any]
 
@@ -170,16 +170,32 @@ def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     est = estimate(st.hands[seat], st.trump, st.rules)
     noisy = est + rng.gauss(0.0, style.noise)
     partner = (seat + 2) & 3
-    partner_board = any(s == partner and b == BOARD for s, b in st.bids)
+    partner_board = any(s == partner and _is_board(b) for s, b in st.bids)
     # A board is a considered claim: only a third of the noise reaches it.
     if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style is BOLD):
-        return BOARD
+        return _fit_bid(st, BOARD)
     if partner_board:
         return PASS
     b = round(noisy * style.factor + style.bias)
     if b < 1:
         return PASS
-    return min(b, n - 1) if n > 1 else PASS
+    return _fit_bid(st, min(b, n - 1)) if n > 1 else PASS
+
+
+def _is_board(bid: Bid) -> bool:
+    """A board claim (or, in bab-online, a bore of any level)."""
+    return isinstance(bid, str) and bid != PASS
+
+
+def _fit_bid(st: DealState, bid: Bid) -> Bid:
+    """The bot's wish as a legal call: a board becomes the next bore level, a number the largest allowed."""
+    legal = st.legal_bids()
+    if bid in legal:
+        return bid
+    if _is_board(bid):
+        return next((b for b in legal if _is_board(b)), PASS)
+    assert isinstance(bid, int)
+    return max((b for b in legal if isinstance(b, int) and b <= bid), default=PASS)
 
 
 # --- play ------------------------------------------------------------------------------
@@ -386,7 +402,8 @@ def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
     tc = CARD_INDEX[deal["trump_card"]]
     trump = rules.trump_of(tc)
     seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
-    con = rules.contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
+    n = rules.hand_size(deal["number"])
+    con = rules.contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)), n)
     plays: list[_Play] = []
     broken_before: list[bool] = []
     broken = False
@@ -397,7 +414,7 @@ def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
         for k, c in enumerate(cards):
             plays.append(_Play(j, k, (leader + k) & 3, c))
         broken = broken or rules.breaks_trump(cards, trump)
-    return _DealView(index, rules.hand_size(deal["number"]), trump, con.lead_exempt, plays, broken_before)
+    return _DealView(index, n, trump, con.lead_exempt, plays, broken_before)
 
 
 def _after_swap(deal: Record) -> list[int]:
@@ -422,7 +439,7 @@ def _scored(rec: Record) -> list[int]:
     return [i for i, d in enumerate(rec["deals"]) if d["tricks"]]
 
 
-def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
+def _fault_schema(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     kind = rng.randrange(5)
     deals = rec["deals"]
     if kind == 0:
@@ -454,7 +471,7 @@ def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
+def _fault_deal_number(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     scored = _scored(rec)
     if len(scored) < 2:
@@ -465,11 +482,11 @@ def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
         return rec
     i = rng.randrange(len(deals))
     old = deals[i]["number"]
-    deals[i]["number"] = rng.choice([k for k in range(1, STANDARD.scored_deals + 1) if k != old])
+    deals[i]["number"] = rng.choice([k for k in range(1, rules.scored_deals + 1) if k != old])
     return rec
 
 
-def _fault_dealer(rec: Record, rng: random.Random) -> Record | None:
+def _fault_dealer(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if len(deals) < 2:
         return None
@@ -478,7 +495,7 @@ def _fault_dealer(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_hand_size(rec: Record, rng: random.Random) -> Record | None:
+def _fault_hand_size(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -490,7 +507,7 @@ def _fault_hand_size(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_duplicate(rec: Record, rng: random.Random) -> Record | None:
+def _fault_duplicate(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -501,7 +518,7 @@ def _fault_duplicate(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_stock(rec: Record, rng: random.Random) -> Record | None:
+def _fault_stock(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots = [d for d in rec["deals"] if d.get("stock")]
     if not spots:
         return None
@@ -513,7 +530,7 @@ def _fault_stock(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_joker_swap(rec: Record, rng: random.Random) -> Record | None:
+def _fault_joker_swap(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     swapped = [d for d in deals if "joker_swap" in d]
     if swapped and rng.random() < 0.7:
@@ -532,7 +549,7 @@ def _fault_joker_swap(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_bid_order(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bid_order(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -547,23 +564,23 @@ def _fault_bid_order(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_bid_range(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bid_range(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
     i = rng.randrange(len(deals))
     d = deals[i]
-    n = STANDARD.hand_size(d["number"])
+    n = rules.hand_size(d["number"])
     k = rng.randrange(4)
     b = d["bids"][k]
     if b["bid"] == PASS or n == 1:
         b["bid"] = 0  # "0" for a pass
     else:
-        b["bid"] = n  # every trick is a board, not a number
+        b["bid"] = rules.bid_range(n)[1] + 1  # standard: every trick is a board, not a number
     return rec
 
 
-def _fault_pass_out(rec: Record, rng: random.Random) -> Record | None:
+def _fault_pass_out(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
@@ -576,7 +593,7 @@ def _fault_pass_out(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_trick_count(rec: Record, rng: random.Random) -> Record | None:
+def _fault_trick_count(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     spots = [i for i in _scored(rec) if len(deals[i]["tricks"]) >= 2]
     if not spots:
@@ -591,7 +608,7 @@ def _fault_trick_count(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_leader(rec: Record, rng: random.Random) -> Record | None:
+def _fault_leader(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
@@ -601,13 +618,13 @@ def _fault_leader(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_not_in_hand(rec: Record, rng: random.Random) -> Record | None:
+def _fault_not_in_hand(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
     i = rng.choice(scored)
     d = rec["deals"][i]
-    v = _view(d, i)
+    v = _view(d, i, rules)
     dealt = _after_swap(d)
     p = rng.choice(v.plays)
     hand = v.remaining(p.seat, p.trick, dealt[p.seat])
@@ -618,12 +635,12 @@ def _fault_not_in_hand(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_revoke(rec: Record, rng: random.Random) -> Record | None:
+def _fault_revoke(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
-        eff = EFFECTIVE_SUIT[v.trump]
+        v = _view(d, i, rules)
+        eff = [rules.suit_of(c, v.trump) for c in range(54)]
         by_trick: dict[int, int] = {p.trick: p.card for p in v.plays if p.pos == 0}
         for p in v.plays:
             if p.pos == 0:
@@ -643,11 +660,11 @@ def _fault_revoke(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_trump_lead(rec: Record, rng: random.Random) -> Record | None:
+def _fault_trump_lead(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
+        v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
         is_trump = IS_TRUMP[v.trump]
@@ -664,11 +681,11 @@ def _fault_trump_lead(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None:
+def _fault_blooper(rec: Record, rng: random.Random, joker: int, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
+        v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
         is_trump = IS_TRUMP[v.trump]
@@ -676,6 +693,8 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None
         for p in v.plays:
             if p.pos == 0 or led_by[p.trick] != joker or not is_trump[p.card]:
                 continue
+            if rules.forced_follow(joker, v.trump, p.pos) == FREE:
+                continue  # (bab-online: the Big Blooper leader's partner only follows suit)
             for q in v.later(p.seat, p.trick):
                 spots.append((i, p, q))
     if not spots:
@@ -685,7 +704,18 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None
     return rec
 
 
-def _fault_result(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bore_level(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A bore that skips a level: ``board2`` with no ``board`` before it (bab-online)."""
+    deals = rec["deals"]
+    if not deals:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    spots = [k for k in range(4) if not any(b["bid"] == BOARD for b in d["bids"][:k])]
+    d["bids"][rng.choice(spots)]["bid"] = "board2"
+    return rec
+
+
+def _fault_result(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = [i for i in _scored(rec) if "result" in rec["deals"][i]]
     if not scored:
         return None
@@ -707,7 +737,7 @@ def _fault_result(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_final_score(rec: Record, rng: random.Random) -> Record | None:
+def _fault_final_score(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     fs = rec.get("final_score")
     if fs is None:
         return None
@@ -718,17 +748,17 @@ def _fault_final_score(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_incomplete(rec: Record, rng: random.Random) -> Record | None:
+def _fault_incomplete(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
-    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < STANDARD.scored_deals]
+    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < rules.scored_deals]
     k = rng.choice(cut)
     del deals[k:]
     if "final_score" in rec:
-        rec["final_score"] = final_score(deals)
+        rec["final_score"] = final_score(deals, rules)
     return rec
 
 
-_INJECTORS: dict[str, Callable[[Record, random.Random], Record | None]] = {
+_INJECTORS: dict[str, Callable[[Record, random.Random, Ruleset], Record | None]] = {
     "SCHEMA": _fault_schema,
     "DEAL_NUMBER": _fault_deal_number,
     "DEALER": _fault_dealer,
@@ -744,24 +774,34 @@ _INJECTORS: dict[str, Callable[[Record, random.Random], Record | None]] = {
     "NOT_IN_HAND": _fault_not_in_hand,
     "REVOKE": _fault_revoke,
     "TRUMP_LEAD": _fault_trump_lead,
-    "BIG_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, BJ),
-    "LITTLE_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, LJ),
+    "BIG_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, BJ, rules),
+    "LITTLE_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, LJ, rules),
+    "BORE_LEVEL": _fault_bore_level,
     "RESULT_MISMATCH": _fault_result,
     "FINAL_SCORE_MISMATCH": _fault_final_score,
     "INCOMPLETE": _fault_incomplete,
 }
 
 
-def inject_fault(record: Record, code: str, rng: random.Random) -> Record | None:
+def fault_codes(rules: Ruleset = STANDARD) -> tuple[str, ...]:
+    """The codes :func:`inject_fault` can put into a record of ``rules``: every code that applies to it."""
+    if rules is STANDARD:
+        return FAULT_CODES
+    codes = (*FAULT_CODES, *rules.extra_codes)
+    return tuple(c for c in codes if c not in rules.impossible_codes and (c in _INJECTORS or c == "JSON"))
+
+
+def inject_fault(record: Record, code: str, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     """A deep copy of a valid ``record`` whose validation reports ``code``; ``None`` when it has no place for it.
 
     ``JSON`` has no place in a parsed record: use :func:`corrupt_json` on its line.
     """
     if code == "JSON":
         return None
-    if code not in _INJECTORS:
-        raise ValueError(f"{code!r} is not an injectable fault code")
-    return _INJECTORS[code](copy.deepcopy(record), rng)
+    if code not in _INJECTORS or code not in fault_codes(rules):
+        raise ValueError(f"{code!r} is not an injectable fault code for {rules.label()}")
+    bad = _INJECTORS[code](copy.deepcopy(record), rng, rules)
+    return bad
 
 
 def corrupt_json(line: str, rng: random.Random) -> str:
@@ -782,7 +822,9 @@ def corrupt_json(line: str, rng: random.Random) -> str:
 # --- streams of games ------------------------------------------------------------------
 
 
-def _game_lines(games: int, seed: int, players: int, faults: float) -> Iterator[tuple[str, str | None]]:
+def _game_lines(
+    games: int, seed: int, players: int, faults: float, rules: Ruleset = STANDARD
+) -> Iterator[tuple[str, str | None]]:
     """``(json line, injected code or None)`` for each game."""
     if players < 4:
         raise ValueError("a game needs at least 4 players in the pool")
@@ -791,17 +833,17 @@ def _game_lines(games: int, seed: int, players: int, faults: float) -> Iterator[
     frng = random.Random(f"faults:{seed}")
     for i in range(games):
         rng = random.Random(seeds.getrandbits(64))
-        rec = make_record(f"sim-{seed}-{i:06d}", rng, pool, i)
+        rec = make_record(f"sim-{seed}-{i:06d}", rng, pool, i, rules=rules)
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
-            codes = list(FAULT_CODES)
+            codes = list(fault_codes(rules))
             while codes and line is None:
                 c = codes.pop(frng.randrange(len(codes)))
                 if c == "JSON":
                     line = corrupt_json(dumps(rec), frng)
                 else:
-                    bad = inject_fault(rec, c, frng)
+                    bad = inject_fault(rec, c, frng, rules)
                     if bad is not None:
                         line = dumps(bad)
                 if line is not None:
@@ -815,11 +857,13 @@ def simulate_games(games: int, seed: int, players: int = 12, faults: float = 0.0
         yield line
 
 
-def write_games(out: Path, *, games: int, seed: int, players: int = 12, faults: float = 0.0) -> str:
-    """Write the games as JSON Lines to ``out``; returns a summary for the user."""
+def write_games(
+    out: Path, *, games: int, seed: int, players: int = 12, faults: float = 0.0, rules: Ruleset = STANDARD
+) -> str:
+    """Write the games of ``rules`` as JSON Lines to ``out``; returns a summary for the user."""
     injected = 0
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for line, code in _game_lines(games, seed, players, faults):
+        for line, code in _game_lines(games, seed, players, faults, rules):
             fh.write(line)
             fh.write("\n")
             injected += code is not None

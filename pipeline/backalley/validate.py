@@ -17,7 +17,7 @@ from itertools import islice
 
 import orjson
 
-from backalley.record import fast_decode
+from backalley.record import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import Item, parse
 
@@ -44,7 +44,7 @@ def check(raw: bytes) -> Replay:
     The fast path decodes and checks the format in one pass (msgspec); anything
     it refuses takes the full path, where pydantic has the last word.
     """
-    rec = fast_decode(raw)
+    rec = fast_decode_any(raw)
     if rec is not None:
         return replay_checked(rec)
     value, error = parse(raw)

@@ -9,6 +9,9 @@ callers and tests that predate rulesets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from backalley.rules.bab_online import BabOnline
 from backalley.rules.base import (
     BOARD,
     PASS,
@@ -27,11 +30,11 @@ class RulesetError(ValueError):
 
 
 #: Every ruleset class by its record name.
-RULESETS: dict[str, type[Ruleset]] = {cls.name: cls for cls in (Standard,)}
+RULESETS: dict[str, type[Ruleset]] = {cls.name: cls for cls in (Standard, BabOnline)}
 _CACHE: dict[tuple[str, tuple[str, ...]], Ruleset] = {}
 
 
-def canonical_options(name: str, options: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+def canonical_options(name: str, options: Sequence[str]) -> tuple[str, ...]:
     """The options in the ruleset's canonical order; raises :class:`RulesetError` if any is bad."""
     cls = RULESETS.get(name)
     if cls is None:
@@ -46,9 +49,9 @@ def canonical_options(name: str, options: tuple[str, ...] | list[str]) -> tuple[
     return tuple(o for o in cls.known_options if o in seen)
 
 
-def find_ruleset(name: str = "standard", options: tuple[str, ...] | list[str] = ()) -> Ruleset:
+def find_ruleset(name: str = "standard", options: Sequence[str] = ()) -> Ruleset:
     """The ruleset object for ``name`` and ``options`` (built once, then shared)."""
-    key = (name, canonical_options(name, options))
+    key = (name, canonical_options(name, options))  # (a tuple key: the options' order does not matter)
     got = _CACHE.get(key)
     if got is None:
         got = _CACHE[key] = RULESETS[name](key[1])
@@ -65,6 +68,16 @@ def all_rulesets() -> list[Ruleset]:
     return out
 
 
+def describe_rulesets() -> list[str]:
+    """One line per ruleset, then one per option it takes (``backalley rulesets``)."""
+    lines: list[str] = []
+    for name, cls in RULESETS.items():
+        lines.append(f"{name}: {cls.summary}")
+        for option, text in zip(cls.known_options, cls.option_help, strict=True):
+            lines.append(f"  {name} --options {option}: {text}")
+    return lines
+
+
 STANDARD = find_ruleset("standard")
 RULESET = STANDARD.name
 SCORED_DEALS = STANDARD.scored_deals
@@ -76,10 +89,14 @@ trump_of = STANDARD.trump_of
 legal_bids = STANDARD.legal_bids
 bid_in_range = STANDARD.bid_in_range
 is_pass_out = STANDARD.is_pass_out
-contracts = STANDARD.contracts
 legal_leads = STANDARD.legal_leads
 score = STANDARD.score
 made = STANDARD.made
+
+
+def contracts(bids: tuple[tuple[int, Bid], ...]) -> Contracts:
+    """``standard``'s contracts (they do not depend on the hand size)."""
+    return STANDARD.contracts(bids, 0)
 
 
 def legal_follows(hand: int, led: int, trump: int) -> int:
@@ -118,6 +135,7 @@ __all__ = [
     "bid_in_range",
     "canonical_options",
     "contracts",
+    "describe_rulesets",
     "find_ruleset",
     "follow_fault",
     "hand_size",

@@ -120,7 +120,17 @@ class Ruleset:
         #: Side names and the side of each seat.
         self.sides: tuple[str, ...] = ("NS", "EW")
         self.side_of: tuple[int, ...] = (0, 1, 0, 1)
-        self._contracts: dict[tuple[tuple[int, Bid], ...], Contracts] = {}
+        #: Whether a turned joker makes the other joker's holder swap it (R§4).
+        self.has_joker_swap = True
+        #: Whether the declarer names trump (no card is turned).
+        self.trump_named = False
+        #: Whether :meth:`bonus` can be non-zero.
+        self.has_bonus = False
+        #: RECORD.md codes that never arise in this ruleset.
+        self.impossible_codes: tuple[str, ...] = ()
+        #: Violation codes this ruleset can report beyond RECORD.md's.
+        self.extra_codes: tuple[str, ...] = ()
+        self._contracts: dict[tuple[tuple[tuple[int, Bid], ...], int], Contracts] = {}
         self._tables: FastTables | None = None
 
     # -- identity ----------------------------------------------------------------
@@ -150,13 +160,20 @@ class Ruleset:
         """Whether the top undealt card is turned to fix trump in a deal of ``n`` cards."""
         return self.stock_size(n) > 0
 
+    def deal_trump(self, n: int, trump_card: int, stock_top: int, named: int) -> int:
+        """The trump the replay uses (RS§4.4): ``-1`` means "not recorded" for each input."""
+        if not self.turns_card(n):
+            return NO_TRUMP
+        card = trump_card if trump_card >= 0 else stock_top
+        return NO_TRUMP if card < 0 else self.trump_of(card)
+
     def trump_of(self, trump_card: int) -> int:
         """The trump suit for a turned card; ``NO_TRUMP`` when a joker is turned."""
         return CARD_SUIT[trump_card]
 
     def joker_swap(self, trump_card: int, hands: Sequence[int]) -> tuple[int, int]:
         """``(holder, other joker)`` when the turned joker forces a swap, else ``(-1, -1)``."""
-        if trump_card < LJ:
+        if trump_card < LJ or not self.has_joker_swap:
             return (-1, -1)
         other = BJ if trump_card == LJ else LJ
         for seat in range(PLAYERS):
@@ -166,7 +183,7 @@ class Ruleset:
 
     def swap_discard(self, trump_card: int) -> int:
         """The card that leaves every hand at the deal (the other joker when one is turned), else -1."""
-        if trump_card < LJ:
+        if trump_card < LJ or not self.has_joker_swap:
             return -1
         return BJ if trump_card == LJ else LJ
 
@@ -210,6 +227,24 @@ class Ruleset:
         """The bids ``seat`` may make after ``bids``."""
         return self.legal_bids(n)
 
+    def bid_faults(self, n: int, bids: tuple[tuple[int, Bid], ...]) -> tuple[tuple[int, str], ...]:
+        """``(position, code)`` of every call at fault, in call order (one code per call)."""
+        return tuple(
+            (k, "BID_RANGE") for k, (_, b) in enumerate(bids) if isinstance(b, int) and not self.bid_in_range(b, n)
+        )
+
+    def bid_range(self, n: int) -> tuple[int, int]:
+        """The lowest and highest number a call may name with ``n`` cards."""
+        return (1, n - 1)
+
+    def bid_fault_reason(self, code: str) -> str:
+        """Why a call got ``code`` (a code of :meth:`bid_faults` other than BID_RANGE)."""
+        return code
+
+    def names_trump(self) -> bool:
+        """Whether the declarer names trump (only when :attr:`trump_named`)."""
+        return self.trump_named
+
     def bid_in_range(self, bid: Bid, n: int) -> bool:
         """A numeric bid must be 1..n-1; pass and board are always allowed."""
         if isinstance(bid, int):
@@ -220,16 +255,17 @@ class Ruleset:
         """All four bids are ``pass``."""
         return len(bids) == PLAYERS and all(b == PASS for b in bids)
 
-    def contracts(self, bids: tuple[tuple[int, Bid], ...]) -> Contracts:
-        """Contracts and opening leader from ``(seat, bid)`` pairs, memoised per ruleset."""
-        got = self._contracts.get(bids)
+    def contracts(self, bids: tuple[tuple[int, Bid], ...], n: int) -> Contracts:
+        """Contracts and opening leader from ``(seat, bid)`` pairs with ``n`` cards, memoised."""
+        key = (bids, n)
+        got = self._contracts.get(key)
         if got is None:
             if len(self._contracts) > 1 << 16:
                 self._contracts.clear()
-            got = self._contracts[bids] = self.compute_contracts(bids)
+            got = self._contracts[key] = self.compute_contracts(bids, n)
         return got
 
-    def compute_contracts(self, bids: tuple[tuple[int, Bid], ...]) -> Contracts:
+    def compute_contracts(self, bids: tuple[tuple[int, Bid], ...], n: int) -> Contracts:
         raise NotImplementedError
 
     # -- play --------------------------------------------------------------------------------
@@ -296,9 +332,16 @@ class Ruleset:
             return tricks == n
         return tricks >= contract.value
 
-    def deal_points(self, con: Contracts, won: Sequence[int], n: int) -> tuple[int, ...]:
-        """Every side's points for a played deal."""
-        return tuple(self.score(con.by_side[s], won[s], n) for s in range(len(self.sides)))
+    def bonus(self, dealt: Sequence[int], trump: int, n: int) -> tuple[int, ...]:
+        """Points every side earns from the hands as dealt, made or set (none in ``standard``)."""
+        return (0,) * len(self.sides)
+
+    def deal_points(self, con: Contracts, won: Sequence[int], n: int, bonus: Sequence[int] = ()) -> tuple[int, ...]:
+        """Every side's points for a played deal (``bonus``: :meth:`bonus`)."""
+        pts = tuple(self.score(con.by_side[s], won[s], n) for s in range(len(self.sides)))
+        if bonus:
+            pts = tuple(p + b for p, b in zip(pts, bonus, strict=True))
+        return pts
 
     # -- fast tables --------------------------------------------------------------------
 

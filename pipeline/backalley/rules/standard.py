@@ -12,9 +12,9 @@ class Standard(Ruleset):
     """25 deals of 13→1→13 cards, a turned trump card, board claims ×1…×4 (RULES.md)."""
 
     name: ClassVar[str] = "standard"
-    summary: ClassVar[str] = "RULES.md: 25 deals 13→1→13, turned trump, joker swap, board claims ×1…×4"
+    summary: ClassVar[str] = "25 deals 13→1→13, a turned trump card, the joker swap, board claims ×1…×4"
 
-    def compute_contracts(self, bids: tuple[tuple[int, Bid], ...]) -> Contracts:
+    def compute_contracts(self, bids: tuple[tuple[int, Bid], ...], n: int) -> Contracts:
         """Contracts and opening leader from ``(seat, bid)`` pairs in bidding order (§6, §7).
 
         Board claims are numbered in bidding order (board, double, triple,
