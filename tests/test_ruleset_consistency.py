@@ -24,7 +24,7 @@ from backalley.cards import CARD_NAMES, NUM_CARDS, SEATS, cards_of
 from backalley.engine import DealState
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets
-from backalley.simulate import make_record, player_pool, record_head
+from backalley.simulate import make_record, player_pool, record_head, recorded_trump
 
 RULESETS = all_rulesets()
 IDS = [r.label() for r in RULESETS]
@@ -41,6 +41,8 @@ def random_deal(rules: Ruleset, rng: random.Random, number: int) -> tuple[DealSt
         st = DealState.from_deck(number, rng.randrange(4), [c for c in deck if rules.deck >> c & 1], rules)
         while st.bidding:
             st.bid(rng.choice(st.legal_bids()))
+        if st.naming_trump:
+            st.name_trump(rng.randrange(4))
         if not st.pass_out:
             break
     positions: list[Position] = []
@@ -121,7 +123,7 @@ def _engine_replay(rules: Ruleset, deal: dict[str, Any]) -> list[int] | None:
 
 
 def _trump(rules: Ruleset, deal: dict[str, Any]) -> int:
-    return rules.trump_of(CARD_NAMES.index(deal["trump_card"]))
+    return recorded_trump(deal, rules)
 
 
 @pytest.mark.parametrize("rules", RULESETS, ids=IDS)

@@ -5,7 +5,15 @@ import importlib.machinery as _machinery
 from pathlib import Path as _Path
 
 #: Modules that setup.py compiles with mypyc (the replay's hot path).
-COMPILED_MODULES = ("cards", "rules/__init__", "rules/base", "rules/standard", "replay")
+COMPILED_MODULES = (
+    "cards",
+    "rules/__init__",
+    "rules/base",
+    "rules/standard",
+    "rules/pereulok",
+    "rules/bab_online",
+    "replay",
+)
 
 
 def _source_hash(here: _Path) -> str:

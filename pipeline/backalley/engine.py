@@ -42,11 +42,14 @@ class DealState:
         self.dealer = dealer
         self.dealt: tuple[int, ...] = tuple(hands)
         self.stock: tuple[int, ...] = tuple(stock)
-        self.trump_card = self.stock[0]
-        self.trump = ruleset.trump_of(self.trump_card)
+        #: The turned card, or -1 when none is turned (spades always trump, an empty stock, named trump).
+        self.trump_card = self.stock[0] if ruleset.turns_card(self.n) else -1
+        #: The trump (``NO_TRUMP`` until a declarer names it, in a ruleset where trump is named).
+        self.trump = ruleset.deal_trump(self.n, self.trump_card, -1, -1)
+        self.trump_named = -1
         self.hands = list(hands)
         self.joker_swap: tuple[int, int] | None = None
-        holder, other = ruleset.joker_swap(self.trump_card, self.hands)
+        holder, other = ruleset.joker_swap(self.trump_card, self.hands) if self.trump_card >= 0 else (-1, -1)
         if holder >= 0:
             drawn = self.stock[1]
             self.hands[holder] = self.hands[holder] & ~(1 << other) | 1 << drawn
@@ -76,6 +79,18 @@ class DealState:
     @property
     def bidding(self) -> bool:
         return len(self.bids) < 4
+
+    @property
+    def naming_trump(self) -> bool:
+        """The auction is over and the declarer has yet to name trump."""
+        return self.rules.names_trump() and not self.bidding and not self.pass_out and self.trump_named < 0
+
+    def name_trump(self, suit: int) -> None:
+        """The declarer names trump (0..3)."""
+        if not self.naming_trump or not 0 <= suit < 4:
+            raise IllegalMoveError("no trump to name now")
+        self.trump_named = suit
+        self.trump = suit
 
     @property
     def finished(self) -> bool:
@@ -110,7 +125,7 @@ class DealState:
 
     def legal_plays(self) -> int:
         """The cards the player to act may play, as a bitmask."""
-        if self.bidding or self.finished:
+        if self.bidding or self.finished or self.naming_trump:
             return 0
         seat = self.to_act()
         hand = self.hands[seat]
@@ -157,17 +172,20 @@ class DealState:
         return self.rules.deal_points(self.contracts, self.won, self.n, bonus)
 
     def to_record(self) -> dict[str, Any]:
-        """This dealing as a deal object of record format v1 (with stock and result)."""
+        """This dealing as a deal object of its record format (with stock and result)."""
         d: dict[str, Any] = {
             "number": self.number,
             "dealer": SEATS[self.dealer],
             "hands": {SEATS[s]: [CARD_NAMES[c] for c in cards_of(self.dealt[s])] for s in range(4)},
-            "trump_card": CARD_NAMES[self.trump_card],
-            "stock": [CARD_NAMES[c] for c in self.stock],
         }
+        if self.trump_card >= 0:
+            d["trump_card"] = CARD_NAMES[self.trump_card]
+        d["stock"] = [CARD_NAMES[c] for c in self.stock]
         if self.joker_swap is not None:
             d["joker_swap"] = {"seat": SEATS[self.joker_swap[0]], "drawn": CARD_NAMES[self.joker_swap[1]]}
         d["bids"] = [{"seat": SEATS[s], "bid": b} for s, b in self.bids]
+        if self.trump_named >= 0:
+            d["trump"] = "SHDC"[self.trump_named]
         d["tricks"] = [
             {"leader": SEATS[leader], "cards": [CARD_NAMES[c] for c in cards]} for leader, cards in self.tricks
         ]

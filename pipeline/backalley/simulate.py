@@ -163,14 +163,39 @@ def estimate(hand: int, trump: int, rules: Ruleset = STANDARD) -> float:
     return est
 
 
+def choose_trump(st: DealState) -> int:
+    """The declarer names the suit in which its hand is strongest."""
+    assert st.contracts is not None and st.contracts.opening_leader is not None
+    hand = st.hands[st.contracts.opening_leader]
+    return max(range(4), key=lambda suit: (estimate(hand, suit, st.rules), suit))
+
+
+def choose_declaration(st: DealState, style: Style, rng: random.Random) -> Bid:
+    """A bot's call in a rising auction: its team's tricks (its hand's, doubled for the partner), as
+    an exact double/triple/quadruple of the previous declaration when one is in reach, else the
+    lowest overcall in reach, else pass."""
+    seat = st.to_act()
+    est = max(estimate(st.hands[seat], suit, st.rules) for suit in range(4))
+    team = 2.0 if len(st.rules.sides) == 2 else 1.0
+    reach = round((est * team) * style.factor + style.bias + rng.gauss(0.0, style.noise))
+    numbers = [b for b in st.legal_bids() if isinstance(b, int) and b <= reach]
+    if not numbers:
+        return PASS
+    last = max((b for _, b in st.bids if isinstance(b, int)), default=0)
+    doubles = [b for b in numbers if last and b in (2 * last, 3 * last, 4 * last)]
+    return max(doubles) if doubles else min(numbers)
+
+
 def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     """A bot's bid from the strength of its hand (after the joker swap)."""
+    if st.rules.trump_named:
+        return choose_declaration(st, style, rng)
     seat = st.to_act()
     n = st.n
     est = estimate(st.hands[seat], st.trump, st.rules)
     noisy = est + rng.gauss(0.0, style.noise)
     partner = (seat + 2) & 3
-    partner_board = any(s == partner and _is_board(b) for s, b in st.bids)
+    partner_board = len(st.rules.sides) == 2 and any(s == partner and _is_board(b) for s, b in st.bids)
     # A board is a considered claim: only a third of the noise reaches it.
     if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style is BOLD):
         return _fit_bid(st, BOARD)
@@ -247,7 +272,7 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
     cur = st.current
     assert st.contracts is not None
     if not cur:
-        mine = st.contracts.of(seat & 1)
+        mine = st.contracts.of(rules.side_of[seat])
         trumps = legal & tmask
         if mine.board and trumps and tmask & ~gone:
             return trumps.bit_length() - 1
@@ -263,8 +288,13 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
         return _cheapest(side_legal or legal, trump, rules)
     pos = len(cur)
     win = rules.trick_winner(cur, trump)
-    if pos - win == 2 and (
-        pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
+    partners = len(rules.sides) == 2
+    if (
+        partners
+        and pos - win == 2
+        and (
+            pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
+        )
     ):
         # Partner is winning: do not overtake (unless a board needs it safe).
         return _cheapest(legal, trump, rules)
@@ -306,11 +336,13 @@ def play_deals(
             number = rules.next_number(number, pass_out)
             dealer = rules.next_dealer(dealer, pass_out, points)
             continue
-        deck = list(range(54))
+        deck = [c for c in range(54) if rules.deck >> c & 1]
         rng.shuffle(deck)
         st = DealState.from_deck(number, dealer, deck, rules)
         while st.bidding:
             st.bid(choose_bid(st, seated[st.to_act()].style, rng))
+        if st.naming_trump:
+            st.name_trump(choose_trump(st))
         played = 0
         for _ in range(0 if st.pass_out else 4 * st.n):
             card = choose_play(st, seated[st.to_act()].style, rng, played)
@@ -398,9 +430,17 @@ class _DealView:
         return h
 
 
+def recorded_trump(deal: Record, rules: Ruleset) -> int:
+    """The trump of a recorded deal, as the replay takes it."""
+    n = rules.hand_size(deal["number"])
+    tc = CARD_INDEX[deal["trump_card"]] if "trump_card" in deal else -1
+    top = CARD_INDEX[deal["stock"][0]] if deal.get("stock") else -1
+    named = "SHDC".index(deal["trump"]) if "trump" in deal else -1
+    return rules.deal_trump(n, tc, top, named)
+
+
 def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
-    tc = CARD_INDEX[deal["trump_card"]]
-    trump = rules.trump_of(tc)
+    trump = recorded_trump(deal, rules)
     seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
     n = rules.hand_size(deal["number"])
     con = rules.contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)), n)
@@ -459,9 +499,12 @@ def _fault_schema(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) ->
             deals[i]["hands"][s][k] = "10" + deals[i]["hands"][s][k][1]
             return rec
     if kind == 2 and deals:
-        # A renamed field.
+        # A renamed field (or a field of another ruleset).
         d = deals[rng.randrange(len(deals))]
-        d["trump"] = d.pop("trump_card")
+        if "trump_card" in d:
+            d["trump"] = d.pop("trump_card")
+        else:
+            d["trump_card"] = d.pop("trump", "2S")
         return rec
     if kind == 3:
         # The same player typed into two seats.
@@ -646,8 +689,8 @@ def _fault_revoke(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) ->
             if p.pos == 0:
                 continue
             led = by_trick[p.trick]
-            if v.trump != NO_TRUMP and led >= LJ:
-                continue  # a Blooper lead: that would be a Blooper fault
+            if rules.forced_follow(led, v.trump, p.pos) != FREE:
+                continue  # a Blooper (or lowest-trump) lead: that would be another fault
             if eff[p.card] != eff[led]:
                 continue
             for q in v.later(p.seat, p.trick):
@@ -715,19 +758,104 @@ def _fault_bore_level(rec: Record, rng: random.Random, rules: Ruleset = STANDARD
     return rec
 
 
+def _fault_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """The trump field dropped where it belongs, or recorded where it does not."""
+    scored = _scored(rec)
+    if not scored:
+        return None
+    d = rec["deals"][rng.choice(scored)]
+    field = "trump" if rules.trump_named else "trump_card"
+    if field in d:
+        del d[field]
+    elif field == "trump":
+        d["trump"] = "H"  # named under spades_trump
+    else:
+        d["trump_card"] = d["hands"]["N"][0]  # a turned card where none is turned
+    return rec
+
+
+def _fault_not_in_deck(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A card the deck does not hold, dealt in place of a hand card."""
+    deals = rec["deals"]
+    outside = [c for c in range(54) if not rules.deck >> c & 1]
+    if not deals or not outside:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    seat = rng.choice(SEATS)
+    d["hands"][seat][rng.randrange(len(d["hands"][seat]))] = CARD_NAMES[rng.choice(outside)]
+    return rec
+
+
+def _declarations(deal: Record) -> list[int]:
+    return [k for k, b in enumerate(deal["bids"]) if isinstance(b["bid"], int)]
+
+
+def _fault_bid_low(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A call of a side that had not declared made no higher than the declaration before it."""
+    spots: list[tuple[Record, int, int]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        for k, b in enumerate(d["bids"]):
+            earlier = [e for e in d["bids"][:k] if isinstance(e["bid"], int)]
+            sides = {rules.side_of[SEATS.index(e["seat"])] for e in earlier}
+            if earlier and rules.side_of[SEATS.index(b["seat"])] not in sides:
+                spots.append((d, k, earlier[-1]["bid"]))
+    if not spots:
+        return None
+    d, k, last = rng.choice(spots)
+    d["bids"][k]["bid"] = last
+    return rec
+
+
+def _fault_bid_twice(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A second declaration by a side (a partner's, or a seat's own call recorded twice)."""
+    spots: list[tuple[Record, int]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        for k, b in enumerate(d["bids"]):
+            sides = {rules.side_of[SEATS.index(e["seat"])] for e in d["bids"][:k] if isinstance(e["bid"], int)}
+            if rules.side_of[SEATS.index(b["seat"])] in sides:
+                spots.append((d, k))
+    if spots:
+        d, k = rng.choice(spots)
+        d["bids"][k]["bid"] = rules.max_hand
+        return rec
+    return None
+
+
+def _fault_lowest_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """After the lowest trump was led, a follower keeps their lowest trump for later."""
+    spots: list[tuple[int, _Play, _Play]] = []
+    for i in _scored(rec):
+        v = _view(rec["deals"][i], i, rules)
+        if v.trump == NO_TRUMP:
+            continue
+        led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
+        for p in v.plays:
+            led = led_by[p.trick]
+            if p.pos and rules.follow_fault(led, v.trump, p.pos) == "LOWEST_TRUMP" and rules.is_trump(p.card, v.trump):
+                spots += [(i, p, q) for q in v.later(p.seat, p.trick)]
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    _swap_cards(rec, i, p, q)
+    return rec
+
+
 def _fault_result(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = [i for i in _scored(rec) if "result" in rec["deals"][i]]
     if not scored:
         return None
     res = rec["deals"][rng.choice(scored)]["result"]
-    team = rng.choice(("NS", "EW"))
+    sides = rules.sides
+    team = rng.choice(sides)
     kind = rng.randrange(3)
     if kind == 0:
         res["points"][team] += rng.choice((-10, -5, -1, 1, 5, 10))
     elif kind == 1 and res["points"][team]:
         res["points"][team] = -res["points"][team]
     else:
-        other = "EW" if team == "NS" else "NS"
+        other = sides[(sides.index(team) + 1) % len(sides)]
         if res["tricks"][team]:
             res["tricks"][team] -= 1
             res["tricks"][other] += 1
@@ -741,10 +869,11 @@ def _fault_final_score(rec: Record, rng: random.Random, rules: Ruleset = STANDAR
     fs = rec.get("final_score")
     if fs is None:
         return None
-    if fs["NS"] != fs["EW"] and rng.random() < 0.3:
-        fs["NS"], fs["EW"] = fs["EW"], fs["NS"]
+    a, b = rules.sides[0], rules.sides[1]
+    if fs[a] != fs[b] and rng.random() < 0.3:
+        fs[a], fs[b] = fs[b], fs[a]
     else:
-        fs[rng.choice(("NS", "EW"))] += rng.choice((-100, -10, -1, 1, 10, 100))
+        fs[rng.choice(rules.sides)] += rng.choice((-100, -10, -1, 1, 10, 100))
     return rec
 
 
@@ -777,6 +906,11 @@ _INJECTORS: dict[str, Callable[[Record, random.Random, Ruleset], Record | None]]
     "BIG_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, BJ, rules),
     "LITTLE_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, LJ, rules),
     "BORE_LEVEL": _fault_bore_level,
+    "TRUMP": _fault_trump,
+    "NOT_IN_DECK": _fault_not_in_deck,
+    "BID_LOW": _fault_bid_low,
+    "BID_TWICE": _fault_bid_twice,
+    "LOWEST_TRUMP": _fault_lowest_trump,
     "RESULT_MISMATCH": _fault_result,
     "FINAL_SCORE_MISMATCH": _fault_final_score,
     "INCOMPLETE": _fault_incomplete,

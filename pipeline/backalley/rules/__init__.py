@@ -22,6 +22,7 @@ from backalley.rules.base import (
     FastTables,
     Ruleset,
 )
+from backalley.rules.pereulok import Pereulok
 from backalley.rules.standard import Standard
 
 
@@ -30,7 +31,7 @@ class RulesetError(ValueError):
 
 
 #: Every ruleset class by its record name.
-RULESETS: dict[str, type[Ruleset]] = {cls.name: cls for cls in (Standard, BabOnline)}
+RULESETS: dict[str, type[Ruleset]] = {cls.name: cls for cls in (Standard, Pereulok, BabOnline)}
 _CACHE: dict[tuple[str, tuple[str, ...]], Ruleset] = {}
 
 
