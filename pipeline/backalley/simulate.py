@@ -503,8 +503,10 @@ def _fault_schema(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) ->
         d = deals[rng.randrange(len(deals))]
         if "trump_card" in d:
             d["trump"] = d.pop("trump_card")
-        else:
+        elif rules.trump_named:
             d["trump_card"] = d.pop("trump", "2S")
+        else:
+            d["trump"] = "S"
         return rec
     if kind == 3:
         # The same player typed into two seats.
