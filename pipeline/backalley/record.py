@@ -28,7 +28,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from backalley.rules import RULESETS as RULESET_CLASSES
-from backalley.rules import RulesetError, canonical_options, find_ruleset
+from backalley.rules import RulesetError, find_ruleset
 
 FORMAT_VERSION = 1
 #: Every record format version this package reads.
@@ -683,5 +683,5 @@ def to_fast_any(value: dict[str, Any]) -> AnyFastRecord:
 def record_options(rec: AnyFastRecord) -> tuple[str, ...]:
     """The record's options (none for version 1)."""
     if isinstance(rec, FastRecordV2) and rec.options is not msgspec.UNSET:
-        return canonical_options(rec.ruleset, rec.options)
+        return tuple(rec.options)  # (find_ruleset puts them in order)
     return ()

@@ -987,9 +987,11 @@ def _game_lines(
         yield (line if line is not None else dumps(rec)), code
 
 
-def simulate_games(games: int, seed: int, players: int = 12, faults: float = 0.0) -> Iterator[str]:
+def simulate_games(
+    games: int, seed: int, players: int = 12, faults: float = 0.0, rules: Ruleset = STANDARD
+) -> Iterator[str]:
     """``games`` game records as JSON lines (without newline); the same arguments give the same lines."""
-    for line, _ in _game_lines(games, seed, players, faults):
+    for line, _ in _game_lines(games, seed, players, faults, rules):
         yield line
 
 
@@ -1082,25 +1084,56 @@ BAD_INPUTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def faulty_samples(seed: int) -> list[tuple[str, str]]:
-    """``(code, line)`` for every code of :data:`FAULT_CODES`, in order, each in a game of its own."""
+def faulty_samples(seed: int, rules: Ruleset = STANDARD) -> list[tuple[str, str]]:
+    """``(code, line)`` for every code of :func:`fault_codes`, in order, each in a game of its own.
+
+    A code that finds no place in 200 games in a row is left out.
+    """
     pool = player_pool(12)
     seeds = random.Random(seed)
     frng = random.Random(f"faults:{seed}")
     out: list[tuple[str, str]] = []
     i = 0
-    for code in FAULT_CODES:
-        while True:
-            rec = make_record(f"sim-{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i)
+    for code in fault_codes(rules):
+        for _ in range(200):
+            rec = make_record(f"sim-{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules)
             i += 1
             if code == "JSON":
                 out.append((code, corrupt_json(dumps(rec), frng)))
                 break
-            bad = inject_fault(rec, code, frng)
+            bad = inject_fault(rec, code, frng, rules)
             if bad is not None:
                 out.append((code, dumps(bad)))
                 break
     return out
+
+
+#: The rulesets of ``data/sample/rulesets/``: (folder-safe label, ruleset name, options).
+SAMPLE_RULESETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("pereulok", ()),
+    ("bab-online", ()),
+    ("standard", ("short_deck", "no_partnerships")),
+    ("pereulok", ("no_jokers", "spades_trump")),
+)
+
+
+def write_ruleset_samples(folder: Path, seed: int = 2026) -> list[tuple[str, list[str]]]:
+    """Valid and faulty games of each of :data:`SAMPLE_RULESETS`; returns each label with its faulty codes."""
+    from backalley.rules import find_ruleset
+
+    folder.mkdir(parents=True, exist_ok=True)
+    made: list[tuple[str, list[str]]] = []
+    for name, options in SAMPLE_RULESETS:
+        rules = find_ruleset(name, options)
+        label = rules.label()
+        valid = "".join(line + "\n" for line in simulate_games(3, seed, rules=rules))
+        (folder / f"valid-{label}.jsonl").write_text(valid, encoding="utf-8", newline="\n")
+        faulty = faulty_samples(seed + 1, rules)
+        (folder / f"faulty-{label}.jsonl").write_text(
+            "".join(line + "\n" for _, line in faulty), encoding="utf-8", newline="\n"
+        )
+        made.append((label, [code for code, _ in faulty]))
+    return made
 
 
 def write_samples(folder: Path, seed: int = 2026) -> None:
@@ -1120,7 +1153,14 @@ def write_samples(folder: Path, seed: int = 2026) -> None:
     )
     rows = "\n".join(f"| {k} | `{code}` |" for k, (code, _) in enumerate(faulty, 1))
     bad_rows = "\n".join(f"| {k} | {why} |" for k, (_, why) in enumerate(BAD_INPUTS, 1))
-    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows)
+    made = write_ruleset_samples(folder / "rulesets", seed)
+    ruleset_rows = "\n".join(
+        f"| `{label}` | `valid-{label}.jsonl` (3 games), `faulty-{label}.jsonl`: "
+        + ", ".join(f"{k} `{code}`" for k, code in enumerate(codes, 1))
+        + " |"
+        for label, codes in made
+    )
+    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows, ruleset_rows=ruleset_rows)
     (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
 
 
@@ -1157,6 +1197,17 @@ short (its `final_score` adds up the deals kept).
 | line | content and expected report |
 |---|---|
 {bad_rows}
+
+## `rulesets/`
+
+Games of other rulesets (record format 2), played by the same bots: for each,
+3 valid complete games and one game per injectable code, in this order (line:
+code). The store does not hold format-2 records yet: `ingest` rejects them
+with reason `ruleset`.
+
+| ruleset | files and faulty lines |
+|---|---|
+{ruleset_rows}
 """
 
 

@@ -52,10 +52,14 @@ def canonical_options(name: str, options: Sequence[str]) -> tuple[str, ...]:
 
 def find_ruleset(name: str = "standard", options: Sequence[str] = ()) -> Ruleset:
     """The ruleset object for ``name`` and ``options`` (built once, then shared)."""
-    key = (name, canonical_options(name, options))  # (a tuple key: the options' order does not matter)
+    got = _CACHE.get((name, tuple(options)))  # the common case: asked again, in the same order
+    if got is not None:
+        return got
+    key = (name, canonical_options(name, options))
     got = _CACHE.get(key)
     if got is None:
         got = _CACHE[key] = RULESETS[name](key[1])
+    _CACHE[(name, tuple(options))] = got
     return got
 
 
@@ -66,7 +70,7 @@ def all_rulesets() -> list[Ruleset]:
         opts = cls.known_options
         for bits in range(1 << len(opts)):
             out.append(find_ruleset(name, tuple(o for i, o in enumerate(opts) if bits >> i & 1)))
-    return out
+    return list(dict.fromkeys(out))
 
 
 def describe_rulesets() -> list[str]:
