@@ -969,7 +969,7 @@ def _game_lines(
     frng = random.Random(f"faults:{seed}")
     for i in range(games):
         rng = random.Random(seeds.getrandbits(64))
-        rec = make_record(f"sim-{seed}-{i:06d}", rng, pool, i, rules=rules)
+        rec = make_record(f"sim-{_id_tag(rules)}{seed}-{i:06d}", rng, pool, i, rules=rules)
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
@@ -985,6 +985,11 @@ def _game_lines(
                 if line is not None:
                     code = c
         yield (line if line is not None else dumps(rec)), code
+
+
+def _id_tag(rules: Ruleset) -> str:
+    """``""`` for plain standard (the ids it always had), else the ruleset's label in id characters."""
+    return "" if rules.label() == "standard" else rules.label().replace("+", ".") + "-"
 
 
 def simulate_games(
@@ -1096,7 +1101,9 @@ def faulty_samples(seed: int, rules: Ruleset = STANDARD) -> list[tuple[str, str]
     i = 0
     for code in fault_codes(rules):
         for _ in range(200):
-            rec = make_record(f"sim-{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules)
+            rec = make_record(
+                f"sim-{_id_tag(rules)}{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules
+            )
             i += 1
             if code == "JSON":
                 out.append((code, corrupt_json(dumps(rec), frng)))
