@@ -10,7 +10,7 @@ SEED   ?= 2026
 .PHONY: install demo test lint format bench schema clean
 
 # Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
-$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py pipeline/backalley/rules.py pipeline/backalley/replay.py
+$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -47,6 +47,7 @@ format: $(STAMP)
 
 schema: $(STAMP)
 	$(BIN)/backalley schema > schemas/game-record.v1.schema.json
+	$(BIN)/backalley schema --format-version 2 > schemas/game-record.v2.schema.json
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py

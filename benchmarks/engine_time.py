@@ -2,8 +2,10 @@
 
     python benchmarks/engine_time.py GAMES.jsonl [--games 2000]
 
-Decodes up to ``--games`` records first (msgspec fast path), then times only
-``replay_checked`` over all of them, best of 5 runs.
+Decodes up to ``--games`` records first (msgspec fast path, any record
+format), then times only ``replay_checked`` over all of them, best of 5 runs,
+and reports microseconds per game and card plays per second.  For a ruleset
+other than standard, make the file with ``backalley simulate --ruleset NAME``.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ import importlib
 import time
 from pathlib import Path
 
-from backalley.record import fast_decode
-from backalley.replay import replay_checked
+from backalley.record import fast_decode_any
+from backalley.replay import replay_checked, ruleset_of
 from backalley.validate import tune_gc
 
 
@@ -24,16 +26,19 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=2000)
     args = ap.parse_args()
     tune_gc()
-    recs = [r for line in args.games_file.read_bytes().splitlines()[: args.games] if (r := fast_decode(line))]
+    recs = [r for line in args.games_file.read_bytes().splitlines()[: args.games] if (r := fast_decode_any(line))]
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
         valid = sum(1 for r in recs if replay_checked(r).valid)
         best = min(best, time.perf_counter() - start)
     compiled = not str(importlib.import_module("backalley.replay").__file__).endswith(".py")
+    plays = sum(4 * len(d.tricks) for r in recs for d in r.deals)
+    rulesets = sorted({ruleset_of(r).label() for r in recs})
     print(
         f"replay_checked: {best / len(recs) * 1e6:.0f} us per game over {len(recs)} games ({valid} valid), "
-        f"best of 5, {'compiled' if compiled else 'pure Python'}"
+        f"{plays / best / 1e6:.2f} M card plays/s, best of 5, {'compiled' if compiled else 'pure Python'}; "
+        f"ruleset {', '.join(rulesets)}"
     )
 
 

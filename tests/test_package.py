@@ -15,6 +15,7 @@ SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 def _package(tmp_path: Path) -> Path:
     for name in COMPILED_MODULES:
+        (tmp_path / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f"{name}.py").write_text(f"# {name}\n")
     return tmp_path
 
@@ -38,10 +39,19 @@ def test_extension_without_a_build_hash_is_refused(tmp_path: Path) -> None:
 def test_file_times_do_not_matter_only_the_source_hash(tmp_path: Path) -> None:
     """pip may write the .so before the .py (the bug of the file-time guard)."""
     here = _package(tmp_path)
-    ext = here / f"rules{SUFFIX}"
+    ext = here / f"rules/base{SUFFIX}"
     ext.write_bytes(b"")
     os.utime(ext, (1_000_000, 1_000_000))  # the extension looks much older than its source
     _check_compiled(here, _source_hash(here))
+
+
+def test_compiled_module_in_the_rules_package_is_guarded(tmp_path: Path) -> None:
+    here = _package(tmp_path)
+    (here / f"rules/standard{SUFFIX}").write_bytes(b"")
+    built = _source_hash(here)
+    (here / "rules/standard.py").write_text("# edited after compiling\n")
+    with pytest.raises(ImportError, match="compiled from other sources"):
+        _check_compiled(here, built)
 
 
 def test_pure_python_is_always_accepted(tmp_path: Path) -> None:

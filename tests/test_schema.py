@@ -12,7 +12,9 @@ import pytest
 
 from backalley.cards import cards_of
 from backalley.engine import DealState
-from backalley.record import SCHEMA_FILE, json_schema, json_schema_text
+from backalley.record import MODELS_V2, SCHEMA_FILE, SCHEMA_FILES, json_schema, json_schema_text
+from backalley.rules import all_rulesets, find_ruleset
+from backalley.simulate import make_record, player_pool
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "schemas" / SCHEMA_FILE
@@ -87,3 +89,45 @@ def test_schema_rejects_what_the_models_reject(mutate: Any) -> None:
 
 def test_schema_generation_is_stable() -> None:
     assert json_schema() == json_schema()
+
+
+# --- format 2 ------------------------------------------------------------------------------
+
+COMMITTED_V2 = ROOT / "schemas" / SCHEMA_FILES[2]
+
+
+def test_committed_v2_schema_matches_models() -> None:
+    assert COMMITTED_V2.read_text(encoding="utf-8") == json_schema_text(2), (
+        "schemas/ drifted from the pydantic models: run `make schema` and commit the result"
+    )
+
+
+def test_v2_schema_is_draft_2020_12_one_of_on_the_ruleset() -> None:
+    schema = json.loads(COMMITTED_V2.read_text(encoding="utf-8"))
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["$id"].endswith("game-record.v2.schema.json")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    consts = {schema["$defs"][ref["$ref"].split("/")[-1]]["properties"]["ruleset"]["const"] for ref in schema["oneOf"]}
+    assert consts == set(MODELS_V2)
+
+
+def test_simulated_v2_records_validate_against_the_v2_schema() -> None:
+    validator = jsonschema.Draft202012Validator(json.loads(COMMITTED_V2.read_text(encoding="utf-8")))
+    pool = player_pool(8)
+    for rules in all_rulesets():
+        if rules.label() == "standard":
+            continue
+        rec = make_record(f"v2-{rules.label().replace('+', '.')}", random.Random(5), pool, 0, rules=rules)
+        assert not list(validator.iter_errors(rec)), rules.label()
+
+
+def test_v2_schema_refuses_what_the_models_refuse() -> None:
+    validator = jsonschema.Draft202012Validator(json.loads(COMMITTED_V2.read_text(encoding="utf-8")))
+    rec = make_record("v2-bab", random.Random(5), player_pool(8), 0, rules=find_ruleset("bab-online"))
+    bad_bore = json.loads(json.dumps(rec))
+    bad_bore["deals"][0]["bids"][0]["bid"] = "2B"
+    no_trump_card = json.loads(json.dumps(rec))
+    del no_trump_card["deals"][0]["trump_card"]
+    with_options = {**rec, "options": ["no_jokers"]}
+    for bad in (bad_bore, no_trump_card, with_options):
+        assert list(validator.iter_errors(bad))

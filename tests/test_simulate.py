@@ -332,3 +332,25 @@ def test_simulator_example_deal_is_the_spec_example() -> None:
     from tests.spec_examples import record_example_deal
 
     assert record_example_deal() == EXAMPLE_DEAL
+
+
+def test_ruleset_samples_valid_and_faulty(tmp_path: Path) -> None:
+    from backalley.rules import find_ruleset
+    from backalley.simulate import SAMPLE_RULESETS, fault_codes, write_ruleset_samples
+
+    made = write_ruleset_samples(tmp_path)
+    readme = (SAMPLE / "README.md").read_text(encoding="utf-8")
+    for (name, options), (label, codes) in zip(SAMPLE_RULESETS, made, strict=True):
+        rules = find_ruleset(name, options)
+        for kind in ("valid", "faulty"):
+            assert (tmp_path / f"{kind}-{label}.jsonl").read_bytes() == (
+                SAMPLE / "rulesets" / f"{kind}-{label}.jsonl"
+            ).read_bytes()
+        for raw in _lines(SAMPLE / "rulesets" / f"valid-{label}.jsonl"):
+            r = check(raw)
+            assert r.valid and r.complete and not r.violations
+        lines = _lines(SAMPLE / "rulesets" / f"faulty-{label}.jsonl")
+        assert len(lines) == len(codes) and set(codes) <= set(fault_codes(rules))
+        for code, raw in zip(codes, lines, strict=True):
+            assert code in {v.code for v in check(raw).violations}, (label, code)
+        assert f"`faulty-{label}.jsonl`" in readme

@@ -5,7 +5,15 @@ import importlib.machinery as _machinery
 from pathlib import Path as _Path
 
 #: Modules that setup.py compiles with mypyc (the replay's hot path).
-COMPILED_MODULES = ("cards", "rules", "replay")
+COMPILED_MODULES = (
+    "cards",
+    "rules/__init__",
+    "rules/base",
+    "rules/standard",
+    "rules/pereulok",
+    "rules/bab_online",
+    "replay",
+)
 
 
 def _source_hash(here: _Path) -> str:
@@ -43,7 +51,7 @@ def _check_compiled(here: _Path, built_hash: str | None) -> None:
 
 def _built_hash() -> str | None:
     try:
-        from backalley import _build  # type: ignore[attr-defined,unused-ignore]
+        from backalley import _build  # type: ignore[attr-defined,import-not-found,unused-ignore]
     except ImportError:
         return None
     value = getattr(_build, "SOURCE_HASH", None)

@@ -239,9 +239,22 @@ def show_result(item: Item, result: Checked) -> None:
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of game-record format v1."""
-    sys.stdout.write(record.json_schema_text())
+def schema(
+    format_version: Annotated[
+        int, typer.Option("--format-version", min=1, max=2, help="Record format: 1 (standard) or 2 (rulesets).")
+    ] = 1,
+) -> None:
+    """Print the JSON Schema (draft 2020-12) of game-record format v1 (or v2 with --format-version 2)."""
+    sys.stdout.write(record.json_schema_text(format_version))
+
+
+@app.command()
+def rulesets() -> None:
+    """List every ruleset and house option, one line each."""
+    from backalley.rules import describe_rulesets
+
+    for line in describe_rulesets():
+        out.print(line, markup=False)
 
 
 @app.command()
@@ -266,10 +279,21 @@ def simulate(
             show_default=False,
         ),
     ] = None,
+    ruleset: Annotated[str, typer.Option("--ruleset", help="The ruleset to play (see `backalley rulesets`).")] = (
+        "standard"
+    ),
+    options: Annotated[
+        str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
+    ] = "",
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines."""
+    from backalley.rules import RulesetError, find_ruleset
     from backalley.simulate import write_games
 
+    try:
+        rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
+    except RulesetError as exc:
+        raise fail(str(exc)) from None
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
     try:
@@ -281,7 +305,14 @@ def simulate(
                 bar.update(task, completed=done)
 
             summary = write_games(
-                out_file, games=games, seed=seed, players=players, faults=faults, workers=workers, progress=progress
+                out_file,
+                games=games,
+                seed=seed,
+                players=players,
+                faults=faults,
+                workers=workers,
+                progress=progress,
+                rules=rules,
             )
     except OSError as exc:
         raise fail(f"--out {out_file}: {exc.strerror or exc}") from None

@@ -28,13 +28,18 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from backalley.rules import RULESETS as RULESET_CLASSES
+from backalley.rules import RulesetError, find_ruleset
+
 FORMAT_VERSION = 1
 #: Every record format version this package reads.
-FORMAT_VERSIONS: tuple[int, ...] = (1,)
-#: The rulesets the engine knows (format 1 records are all `standard`).
-RULESETS: tuple[str, ...] = ("standard",)
+FORMAT_VERSIONS: tuple[int, ...] = (1, 2)
+#: The rulesets a record may name (format 1 records are all `standard`).
+RULESETS: tuple[str, ...] = tuple(RULESET_CLASSES)
 SCHEMA_ID = "https://backalley.example/schemas/game-record.v1.schema.json"
 SCHEMA_FILE = "game-record.v1.schema.json"
+SCHEMA_ID_V2 = "https://backalley.example/schemas/game-record.v2.schema.json"
+SCHEMA_FILES = {1: SCHEMA_FILE, 2: "game-record.v2.schema.json"}
 
 CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
@@ -245,8 +250,10 @@ def json_schema() -> dict[str, Any]:
     return {**head, **schema}
 
 
-def json_schema_text() -> str:
-    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+def json_schema_text(version: int = 1) -> str:
+    """The JSON Schema of record format ``version`` (1 or 2), as written to ``schemas/``."""
+    schema = json_schema() if version == 1 else json_schema_v2()
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 # --- the fast path ---------------------------------------------------------------------
@@ -365,8 +372,364 @@ def to_fast(value: dict[str, Any]) -> FastRecord:
     return rec
 
 
-def _nfc_players(rec: FastRecord) -> FastPlayers:
+def _nfc_players(rec: FastRecord | FastRecordV2) -> FastPlayers:
     """Put the record's player ids in NFC, in place (the replay, the store and reports see these)."""
     p = rec.players
     p.N, p.E, p.S, p.W = nfc(p.N), nfc(p.E), nfc(p.S), nfc(p.W)
     return p
+
+
+# --- format version 2 (RULESETS.md §4, RULESET-bab-online.md §9) --------------------------
+#
+# One model per ruleset (pydantic, authoritative), chosen by the record's
+# ``ruleset`` field; what depends on the options (the deal numbers, the side
+# keys) and the version rule (a plain standard record is version 1) are
+# checked by :func:`v2_problems`, which both decoders run, so that they
+# accept exactly the same records.
+
+OptionName = Literal["no_jokers", "short_deck", "spades_trump", "no_partnerships"]
+Suit = Literal["S", "H", "D", "C"]
+SIDE_KEYS: tuple[tuple[str, ...], ...] = (("NS", "EW"), ("N", "E", "S", "W"))
+BORES = ("board", "board2", "board3", "board4")
+
+
+def _check_v2_version(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("format_version must be the integer 2")
+    return value
+
+
+def _side_ints(value: Any) -> dict[str, int]:
+    """``{NS, EW}`` or ``{N, E, S, W}`` -> integers (which one the options want is checked later)."""
+    if (
+        isinstance(value, dict)
+        and set(value) in (set(k) for k in SIDE_KEYS)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value.values())
+    ):
+        return dict(value)
+    raise ValueError("an object with integer values keyed NS, EW (teams) or N, E, S, W (no_partnerships)")
+
+
+class SeatInts(_Strict):
+    N: int
+    E: int
+    S: int
+    W: int
+
+
+#: Integers keyed by the record's sides: one error, whichever form it fails.
+SideInts = Annotated[dict[str, int], PlainValidator(_side_ints, json_schema_input_type=TeamInts | SeatInts)]
+
+
+def _bid_checker(words: tuple[str, ...]) -> Any:
+    def check(value: Any) -> int | str:
+        if isinstance(value, str) and value in words:
+            return str(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ValueError(f"a bid is {', '.join(repr(w) for w in words)} or an integer".replace("'", '"'))
+
+    return check
+
+
+def _bid_type(words: tuple[str, ...]) -> Any:
+    literal = Literal[words]  # type: ignore[valid-type]
+    return Annotated[int | literal, PlainValidator(_bid_checker(words), json_schema_input_type=int | literal)]
+
+
+class BidEntryStandardV2(_Strict):
+    seat: Seat
+    bid: _bid_type(("pass", "board"))  # type: ignore[valid-type]
+
+
+class DeclarationEntry(_Strict):
+    seat: Seat
+    bid: _bid_type(("pass",))  # type: ignore[valid-type]
+
+
+class BoreBidEntry(_Strict):
+    seat: Seat
+    bid: _bid_type(("pass", *BORES))  # type: ignore[valid-type]
+
+
+class SideResult(_Strict):
+    tricks: SideInts
+    points: SideInts
+
+
+class _DealV2(_Strict):
+    dealer: Seat
+    hands: Hands
+    stock: list[Card] | None = None
+    tricks: list[Trick]
+    result: SideResult | None = None
+
+
+class StandardDealV2(_DealV2):
+    """A deal of ruleset ``standard`` with options: ``trump_card`` only where a card is turned."""
+
+    number: Annotated[int, Field(ge=1, le=25)]
+    trump_card: Card | None = None
+    joker_swap: JokerSwap | None = None
+    bids: Annotated[list[BidEntryStandardV2], Field(min_length=4, max_length=4)]
+
+    _no_nulls = field_validator("stock", "joker_swap", "result", "trump_card", mode="before")(_not_null)
+
+
+class PereulokDeal(_DealV2):
+    """A game of ruleset ``pereulok``: named ``trump``, declarations, no turned card."""
+
+    number: Annotated[int, Field(ge=1, le=2)]
+    trump: Suit | None = None
+    bids: Annotated[list[DeclarationEntry], Field(min_length=4, max_length=4)]
+
+    _no_nulls = field_validator("stock", "result", "trump", mode="before")(_not_null)
+
+
+class BabOnlineDeal(_DealV2):
+    """A deal of ruleset ``bab-online``: always a turned card, bores ``board``…``board4``."""
+
+    number: Annotated[int, Field(ge=1, le=13)]
+    trump_card: Card
+    joker_swap: JokerSwap | None = None
+    bids: Annotated[list[BoreBidEntry], Field(min_length=4, max_length=4)]
+
+    _no_nulls = field_validator("stock", "joker_swap", "result", mode="before")(_not_null)
+
+
+def _check_options(value: Any) -> Any:
+    if isinstance(value, list) and len(set(value)) != len(value):
+        raise ValueError("an option is given twice")
+    return value
+
+
+Options = Annotated[list[OptionName], Field(min_length=1), AfterValidator(_check_options)]
+
+
+class _RecordV2(_Strict):
+    format_version: Annotated[Literal[2], BeforeValidator(_check_v2_version)]
+    game_id: Annotated[str, StringConstraints(pattern=GAME_ID_PATTERN)]
+    players: Players
+    played_at: DateTime | None = None
+    event: Annotated[str, StringConstraints(max_length=128)] | None = None
+    final_score: SideInts | None = None
+
+
+class StandardRecordV2(_RecordV2):
+    """Ruleset ``standard`` with house options (a plain standard record is version 1)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="standard with options")
+    ruleset: Literal["standard"]
+    options: Options | None = None
+    deals: list[StandardDealV2]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", "options", mode="before")(_not_null)
+
+
+class PereulokRecordV2(_RecordV2):
+    """Ruleset ``pereulok``: a match of 2 games, with or without options."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="pereulok")
+    ruleset: Literal["pereulok"]
+    options: Options | None = None
+    deals: list[PereulokDeal]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", "options", mode="before")(_not_null)
+
+
+class BabOnlineRecordV2(_RecordV2):
+    """Ruleset ``bab-online``: 13 deals 12→1→13, no options."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="bab-online")
+    ruleset: Literal["bab-online"]
+    deals: list[BabOnlineDeal]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", mode="before")(_not_null)
+
+
+#: The version-2 model of each ruleset.
+MODELS_V2: dict[str, type[_RecordV2]] = {
+    "standard": StandardRecordV2,
+    "pereulok": PereulokRecordV2,
+    "bab-online": BabOnlineRecordV2,
+}
+GameRecordV2 = Annotated[StandardRecordV2 | PereulokRecordV2 | BabOnlineRecordV2, Field(discriminator="ruleset")]
+
+
+def v2_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    """What a version-2 record breaks beyond its ruleset's model: ``(location, message)`` pairs.
+
+    ``rec`` is a record that its model (or the fast decoder) accepted; both
+    have the same attribute names.  Checks the version rule, the options, the
+    deal numbers and the side keys the options imply, and (for the fast
+    decoder, whose structs are a superset) the fields each ruleset forbids.
+    """
+    name = rec.ruleset
+    given = getattr(rec, "options", None)
+    options = [] if given is None or given is msgspec.UNSET else list(given)
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if name == "standard" and not options:
+        out.append((("format_version",), "a plain standard record (no options) is format_version 1"))
+    if name == "bab-online" and given is not msgspec.UNSET and given is not None:
+        out.append((("options",), "ruleset bab-online takes no options"))
+        return out
+    try:
+        rules = find_ruleset(name, tuple(options))
+    except RulesetError as exc:
+        return [*out, (("options",), str(exc))]
+    sides = rules.sides
+    for i, d in enumerate(rec.deals):
+        out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, rules.scored_deals, sides, d)]
+    fs = rec.final_score
+    if fs is not None and fs is not msgspec.UNSET and set(fs) != set(sides):
+        out.append((("final_score",), _sides_message(sides)))
+    return out
+
+
+def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if d.number > deals:
+        out.append((("number",), f"Input should be less than or equal to {deals}"))
+    forbidden = {"standard": ("trump",), "pereulok": ("trump_card", "joker_swap"), "bab-online": ("trump",)}[name]
+    for fld in forbidden:
+        if getattr(d, fld, None) not in (None, msgspec.UNSET):
+            out.append(((fld,), f"{name} records have no {fld}"))
+    if name == "bab-online" and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
+        out.append((("trump_card",), "Field required"))
+    words = {"standard": ("pass", "board"), "pereulok": ("pass",), "bab-online": ("pass", *BORES)}[name]
+    for k, b in enumerate(d.bids):
+        if isinstance(b.bid, str) and b.bid not in words:
+            out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))
+    res = d.result
+    if res is not None and res is not msgspec.UNSET:
+        for part in ("tricks", "points"):
+            if set(getattr(res, part)) != set(sides):
+                out.append((("result", part), _sides_message(sides)))
+    return out
+
+
+def _sides_message(sides: tuple[str, ...]) -> str:
+    return f"keyed {', '.join(sides)} for this ruleset and options"
+
+
+def json_schema_v2() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of record format v2: ``oneOf`` on ``ruleset``."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(GameRecordV2).json_schema(schema_generator=_NoNullSchema)
+    head = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID_V2,
+        "title": "Back Alley game record v2",
+        "description": "A game record of a named ruleset (standard with options, pereulok, bab-online).",
+    }
+    defs = schema.get("$defs", {})
+    for model, limit in (("StandardRecordV2", 19), ("PereulokRecordV2", None)):
+        defs[model]["allOf"] = _option_conditions(limit)
+    return {**head, **schema}
+
+
+def _option_conditions(short_deck_limit: int | None) -> list[dict[str, Any]]:
+    """``if``/``then`` on ``options``: side keys with ``no_partnerships``, deal numbers with ``short_deck``."""
+    seats = {"required": ["N", "E", "S", "W"], "not": {"anyOf": [{"required": ["NS"]}, {"required": ["EW"]}]}}
+    teams = {"required": ["NS", "EW"], "not": {"anyOf": [{"required": [s]} for s in "NESW"]}}
+
+    def keyed(shape: dict[str, Any]) -> dict[str, Any]:
+        result = {"properties": {"tricks": shape, "points": shape}}
+        return {
+            "properties": {
+                "final_score": shape,
+                "deals": {"items": {"properties": {"result": result}}},
+            }
+        }
+
+    has = {"required": ["options"], "properties": {"options": {"contains": {"const": "no_partnerships"}}}}
+    out: list[dict[str, Any]] = [{"if": has, "then": keyed(seats), "else": keyed(teams)}]
+    if short_deck_limit is not None:
+        short = {"required": ["options"], "properties": {"options": {"contains": {"const": "short_deck"}}}}
+        number = {"properties": {"deals": {"items": {"properties": {"number": {"maximum": short_deck_limit}}}}}}
+        out.append({"if": short, "then": number})
+    return out
+
+
+class FastBidV2(_FastStrict):
+    seat: Seat
+    bid: int | Literal["pass", "board", "board2", "board3", "board4"]
+
+
+class FastSideResult(_FastStrict):
+    tricks: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+    points: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+
+
+class FastDealV2(_FastStrict):
+    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+
+    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
+    dealer: Seat
+    hands: FastHands
+    bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
+    tricks: list[FastTrick]
+    trump_card: CardName | msgspec.UnsetType = msgspec.UNSET
+    trump: Suit | msgspec.UnsetType = msgspec.UNSET
+    stock: list[CardName] | msgspec.UnsetType = msgspec.UNSET
+    joker_swap: FastJokerSwap | msgspec.UnsetType = msgspec.UNSET
+    result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecordV2(_FastStrict):
+    format_version: Literal[2]
+    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    ruleset: Literal["standard", "pereulok", "bab-online"]
+    players: FastPlayers
+    deals: list[FastDealV2]
+    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
+    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+
+
+_FAST_DECODER_V2 = msgspec.json.Decoder(FastRecordV2)
+AnyFastRecord = FastRecord | FastRecordV2
+
+
+def fast_decode_any(raw: bytes) -> AnyFastRecord | None:
+    """:func:`fast_decode` for record formats 1 and 2 (version 1 tried first: it is the common case)."""
+    rec = fast_decode(raw)
+    if rec is not None:
+        return rec
+    try:
+        rec2 = _FAST_DECODER_V2.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    if not _common_ok(rec2) or v2_problems(rec2):
+        return None
+    return rec2
+
+
+def _common_ok(rec: FastRecordV2) -> bool:
+    p = _nfc_players(rec)
+    if len({p.N, p.E, p.S, p.W}) < 4:
+        return False
+    if rec.played_at is not msgspec.UNSET:
+        try:
+            _check_datetime(rec.played_at)
+        except ValueError:
+            return False
+    return True
+
+
+def to_fast_any(value: dict[str, Any]) -> AnyFastRecord:
+    """A record pydantic has accepted (format 1 or 2), as the Structs the replay reads."""
+    if value.get("format_version") == 2:
+        rec = msgspec.convert(value, FastRecordV2, strict=True)
+        _nfc_players(rec)
+        return rec
+    return to_fast(value)
+
+
+def record_options(rec: AnyFastRecord) -> tuple[str, ...]:
+    """The record's options (none for version 1)."""
+    if isinstance(rec, FastRecordV2) and rec.options is not msgspec.UNSET:
+        return tuple(rec.options)  # (find_ruleset puts them in order)
+    return ()

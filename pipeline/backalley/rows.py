@@ -20,7 +20,7 @@ the schema only gets its ``games`` and ``violations`` rows.
 
 An input that cannot become a ``games`` row (not JSON, not an object, no
 string ``game_id``, or a ``game_id`` that does not fit the format) comes back
-as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``).
+as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``, ``ruleset``).
 """
 
 from __future__ import annotations
@@ -256,6 +256,9 @@ def build_item(item: Item) -> Built:
         msg = "; ".join(v.message for v in r.violations if v.code == "SCHEMA")
         return Built(sha, game_id=gid, reject="schema_no_id", message=msg[:MAX_MESSAGE])
     if not any(v.code == "SCHEMA" for v in r.violations):
+        if value.get("format_version") == 2:  # the store's tables are those of format 1 (yet)
+            msg = f"format 2 records (ruleset {value.get('ruleset')}) are validated but not stored yet"
+            return Built(sha, game_id=gid, reject="ruleset", message=msg)
         return build_game(to_fast(value), r, sha)
     return build_schema_invalid(value, r, sha)
 

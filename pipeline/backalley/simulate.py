@@ -32,19 +32,17 @@ from backalley.cards import (
     CARD_INDEX,
     CARD_NAMES,
     CARD_SUIT,
-    EFFECTIVE_SUIT,
     IS_TRUMP,
     LJ,
     NO_TRUMP,
     SEATS,
     SUIT_MASK,
-    TRUMP_MASK,
     cards_of,
-    left_of,
 )
 from backalley.engine import DealState
 from backalley.replay import CODES
-from backalley.rules import BOARD, PASS, SCORED_DEALS, Bid, contracts, hand_size, trick_winner, trump_of
+from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
+from backalley.rules.base import FREE
 
 Record = dict[str, Any]
 
@@ -138,9 +136,9 @@ def player_pool(k: int) -> list[Player]:
 _TRUMP_VALUE = (0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.35, 0.45, 0.6, 0.75, 0.9, 0.95, 1.0)
 
 
-def estimate(hand: int, trump: int) -> float:
+def estimate(hand: int, trump: int, rules: Ruleset = STANDARD) -> float:
     """Expected tricks of a hand: trumps, jokers, aces and guarded kings and queens."""
-    tmask = TRUMP_MASK[trump]
+    tmask = rules.trump_mask(trump)
     est = 0.0
     for c in cards_of(hand & tmask):
         est += _TRUMP_VALUE[c - 39 if c >= LJ else c % 13]
@@ -167,51 +165,92 @@ def estimate(hand: int, trump: int) -> float:
     return est
 
 
+def choose_trump(st: DealState) -> int:
+    """The declarer names the suit in which its hand is strongest."""
+    assert st.contracts is not None and st.contracts.opening_leader is not None
+    hand = st.hands[st.contracts.opening_leader]
+    return max(range(4), key=lambda suit: (estimate(hand, suit, st.rules), suit))
+
+
+def choose_declaration(st: DealState, style: Style, rng: random.Random) -> Bid:
+    """A bot's call in a rising auction: its team's tricks (its hand's, doubled for the partner), as
+    an exact double/triple/quadruple of the previous declaration when one is in reach, else the
+    lowest overcall in reach, else pass."""
+    seat = st.to_act()
+    est = max(estimate(st.hands[seat], suit, st.rules) for suit in range(4))
+    team = 2.0 if len(st.rules.sides) == 2 else 1.0
+    reach = round((est * team) * style.factor + style.bias + rng.gauss(0.0, style.noise))
+    numbers = [b for b in st.legal_bids() if isinstance(b, int) and b <= reach]
+    if not numbers:
+        return PASS
+    last = max((b for _, b in st.bids if isinstance(b, int)), default=0)
+    doubles = [b for b in numbers if last and b in (2 * last, 3 * last, 4 * last)]
+    return max(doubles) if doubles else min(numbers)
+
+
 def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     """A bot's bid from the strength of its hand (after the joker swap)."""
+    if st.rules.trump_named:
+        return choose_declaration(st, style, rng)
     seat = st.to_act()
     n = st.n
-    est = estimate(st.hands[seat], st.trump)
+    est = estimate(st.hands[seat], st.trump, st.rules)
     noisy = est + rng.gauss(0.0, style.noise)
     partner = (seat + 2) & 3
-    partner_board = any(s == partner and b == BOARD for s, b in st.bids)
+    partner_board = len(st.rules.sides) == 2 and any(s == partner and _is_board(b) for s, b in st.bids)
     # A board is a considered claim: only a third of the noise reaches it.
     if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style == BOLD):
-        return BOARD
+        return _fit_bid(st, BOARD)
     if partner_board:
         return PASS
     b = round(noisy * style.factor + style.bias)
     if b < 1:
         return PASS
-    return min(b, n - 1) if n > 1 else PASS
+    return _fit_bid(st, min(b, n - 1)) if n > 1 else PASS
+
+
+def _is_board(bid: Bid) -> bool:
+    """A board claim (or, in bab-online, a bore of any level)."""
+    return isinstance(bid, str) and bid != PASS
+
+
+def _fit_bid(st: DealState, bid: Bid) -> Bid:
+    """The bot's wish as a legal call: a board becomes the next bore level, a number the largest allowed."""
+    legal = st.legal_bids()
+    if bid in legal:
+        return bid
+    if _is_board(bid):
+        return next((b for b in legal if _is_board(b)), PASS)
+    assert isinstance(bid, int)
+    return max((b for b in legal if isinstance(b, int) and b <= bid), default=PASS)
 
 
 # --- play ------------------------------------------------------------------------------
 
 
-def _cost(card: int, trump: int) -> int:
+def _cost(card: int, trump: int, rules: Ruleset) -> int:
     """How much a card is worth keeping: side cards by rank, trumps above them."""
-    if IS_TRUMP[trump][card]:
+    if rules.is_trump(card, trump):
         return 20 + (card - 39 if card >= LJ else card % 13)
     return card % 13
 
 
-def _cheapest(mask: int, trump: int) -> int:
+def _cheapest(mask: int, trump: int, rules: Ruleset) -> int:
     best = -1
     best_cost = 99
     for c in cards_of(mask):
-        k = _cost(c, trump)
+        k = _cost(c, trump, rules)
         if k < best_cost:
             best, best_cost = c, k
     return best
 
 
-def _is_boss(card: int, trump: int, gone: int) -> bool:
+def _is_boss(card: int, trump: int, gone: int, rules: Ruleset) -> bool:
     """No card outside ``gone`` (played, or in our hand) of the card's suit ranks above it."""
     above = ~((1 << (card + 1)) - 1)
-    suit = EFFECTIVE_SUIT[trump][card]
+    suit = rules.suit_of(card, trump)
     if suit == trump:
-        higher = TRUMP_MASK[trump] & above
+        higher = rules.trump_mask(trump) & above
     elif suit < NO_TRUMP:
         higher = SUIT_MASK[suit] & above
     else:
@@ -228,43 +267,49 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
         return rng.choice(list(cards_of(legal)))
     seat = st.to_act()
     trump = st.trump
-    tmask = TRUMP_MASK[trump]
+    rules = st.rules
+    tmask = rules.trump_mask(trump)
     hand = st.hands[seat]
     gone = played | hand
     cur = st.current
     assert st.contracts is not None
     if not cur:
-        mine = st.contracts.of(seat & 1)
+        mine = st.contracts.of(rules.side_of[seat])
         trumps = legal & tmask
         if mine.board and trumps and tmask & ~gone:
             return trumps.bit_length() - 1
-        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone)]
+        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone, rules)]
         if bosses:
             # Prefer a side-suit boss; a trump boss only when trumps are out there.
-            side = [c for c in bosses if not IS_TRUMP[trump][c]]
+            side = [c for c in bosses if not rules.is_trump(c, trump)]
             if side:
                 return side[-1]
             if tmask & ~gone:
                 return bosses[-1]
         side_legal = legal & ~tmask
-        return _cheapest(side_legal or legal, trump)
+        return _cheapest(side_legal or legal, trump, rules)
     pos = len(cur)
-    win = trick_winner(cur, trump)
-    if pos - win == 2 and (
-        pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]))
+    win = rules.trick_winner(cur, trump)
+    partners = len(rules.sides) == 2
+    if (
+        partners
+        and pos - win == 2
+        and (
+            pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
+        )
     ):
         # Partner is winning: do not overtake (unless a board needs it safe).
-        return _cheapest(legal, trump)
+        return _cheapest(legal, trump, rules)
     best = -1
     best_cost = 99
     for c in cards_of(legal):
-        if trick_winner([*cur, c], trump) == pos:
-            k = _cost(c, trump)
+        if rules.trick_winner([*cur, c], trump) == pos:
+            k = _cost(c, trump, rules)
             if k < best_cost:
                 best, best_cost = c, k
     if best >= 0:
         return best
-    return _cheapest(legal, trump)
+    return _cheapest(legal, trump, rules)
 
 
 # --- games -----------------------------------------------------------------------------
@@ -274,62 +319,78 @@ FixedDeal = Callable[[int, int], Record | None]
 
 
 def play_deals(
-    rng: random.Random, seated: list[Player], first_dealer: int, fixed: FixedDeal | None = None
+    rng: random.Random,
+    seated: list[Player],
+    first_dealer: int,
+    fixed: FixedDeal | None = None,
+    rules: Ruleset = STANDARD,
 ) -> list[Record]:
-    """The deal objects of one complete game (25 scored deals, pass-outs included)."""
+    """The deal objects of one complete game (every scored deal, pass-outs included)."""
     deals: list[Record] = []
     dealer = first_dealer
     number = 1
-    while number <= SCORED_DEALS:
+    while number <= rules.scored_deals:
         given = fixed(number, dealer) if fixed is not None else None
         if given is not None:
             deals.append(given)
-            if any(b["bid"] != PASS for b in given["bids"]):
-                number += 1
-            dealer = left_of(dealer)
+            pass_out = rules.is_pass_out([b["bid"] for b in given["bids"]])
+            points = [given["result"]["points"][side] for side in rules.sides]
+            number = rules.next_number(number, pass_out)
+            dealer = rules.next_dealer(dealer, pass_out, points)
             continue
-        deck = list(range(54))
+        deck = [c for c in range(54) if rules.deck >> c & 1]
         rng.shuffle(deck)
-        st = DealState.from_deck(number, dealer, deck)
+        st = DealState.from_deck(number, dealer, deck, rules)
         while st.bidding:
             st.bid(choose_bid(st, seated[st.to_act()].style, rng))
+        if st.naming_trump:
+            st.name_trump(choose_trump(st))
         played = 0
         for _ in range(0 if st.pass_out else 4 * st.n):
             card = choose_play(st, seated[st.to_act()].style, rng, played)
             st.play(card)
             played |= 1 << card
         deals.append(st.to_record())
-        if not st.pass_out:
-            number += 1
-        dealer = left_of(dealer)
+        number = rules.next_number(number, st.pass_out)
+        dealer = rules.next_dealer(dealer, st.pass_out, st.points())
     return deals
 
 
-def final_score(deals: list[Record]) -> dict[str, int]:
-    ns = sum(d["result"]["points"]["NS"] for d in deals)
-    ew = sum(d["result"]["points"]["EW"] for d in deals)
-    return {"NS": ns, "EW": ew}
+def final_score(deals: list[Record], rules: Ruleset = STANDARD) -> dict[str, int]:
+    return {side: sum(d["result"]["points"][side] for d in deals) for side in rules.sides}
 
 
 def make_record(
-    game_id: str, rng: random.Random, pool: list[Player], index: int, fixed: FixedDeal | None = None
+    game_id: str,
+    rng: random.Random,
+    pool: list[Player],
+    index: int,
+    fixed: FixedDeal | None = None,
+    rules: Ruleset = STANDARD,
 ) -> Record:
-    """One complete game between four players drawn from ``pool``."""
+    """One complete game of ``rules`` between four players drawn from ``pool``."""
     seated = rng.sample(pool, 4)
     first_dealer = rng.randrange(4)
     start = datetime(2026, 1, 5, 18, 0, tzinfo=UTC) + timedelta(hours=3 * index, minutes=rng.randrange(0, 120))
     event = EVENTS[rng.randrange(len(EVENTS))]
-    deals = play_deals(rng, seated, first_dealer, fixed)
+    deals = play_deals(rng, seated, first_dealer, fixed, rules)
     return {
-        "format_version": 1,
-        "game_id": game_id,
-        "ruleset": "standard",
+        **record_head(rules, game_id),
         "players": {SEATS[s]: seated[s].name for s in range(4)},
         "played_at": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "event": event,
         "deals": deals,
-        "final_score": final_score(deals),
+        "final_score": final_score(deals, rules),
     }
+
+
+def record_head(rules: Ruleset, game_id: str) -> Record:
+    """The first fields of a record of ``rules``: format version 1 exactly for plain ``standard``."""
+    head: Record = {"format_version": 1 if rules.label() == "standard" else 2, "game_id": game_id}
+    head["ruleset"] = rules.name
+    if rules.options:
+        head["options"] = list(rules.options)
+    return head
 
 
 def dumps(record: Record) -> str:
@@ -371,11 +432,20 @@ class _DealView:
         return h
 
 
-def _view(deal: Record, index: int) -> _DealView:
-    tc = CARD_INDEX[deal["trump_card"]]
-    trump = trump_of(tc)
+def recorded_trump(deal: Record, rules: Ruleset) -> int:
+    """The trump of a recorded deal, as the replay takes it."""
+    n = rules.hand_size(deal["number"])
+    tc = CARD_INDEX[deal["trump_card"]] if "trump_card" in deal else -1
+    top = CARD_INDEX[deal["stock"][0]] if deal.get("stock") else -1
+    named = "SHDC".index(deal["trump"]) if "trump" in deal else -1
+    return rules.deal_trump(n, tc, top, named)
+
+
+def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
+    trump = recorded_trump(deal, rules)
     seats = [SEATS.index(b["seat"]) for b in deal["bids"]]
-    con = contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)))
+    n = rules.hand_size(deal["number"])
+    con = rules.contracts(tuple(zip(seats, [b["bid"] for b in deal["bids"]], strict=True)), n)
     plays: list[_Play] = []
     broken_before: list[bool] = []
     broken = False
@@ -385,8 +455,8 @@ def _view(deal: Record, index: int) -> _DealView:
         broken_before.append(broken)
         for k, c in enumerate(cards):
             plays.append(_Play(j, k, (leader + k) & 3, c))
-        broken = broken or any(IS_TRUMP[trump][c] for c in cards)
-    return _DealView(index, hand_size(deal["number"]), trump, con.board_claimers, plays, broken_before)
+        broken = broken or rules.breaks_trump(cards, trump)
+    return _DealView(index, n, trump, con.lead_exempt, plays, broken_before)
 
 
 def _after_swap(deal: Record) -> list[int]:
@@ -411,7 +481,7 @@ def _scored(rec: Record) -> list[int]:
     return [i for i, d in enumerate(rec["deals"]) if d["tricks"]]
 
 
-def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
+def _fault_schema(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     kind = rng.randrange(5)
     deals = rec["deals"]
     if kind == 0:
@@ -431,9 +501,14 @@ def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
             deals[i]["hands"][s][k] = "10" + deals[i]["hands"][s][k][1]
             return rec
     if kind == 2 and deals:
-        # A renamed field.
+        # A renamed field (or a field of another ruleset).
         d = deals[rng.randrange(len(deals))]
-        d["trump"] = d.pop("trump_card")
+        if "trump_card" in d:
+            d["trump"] = d.pop("trump_card")
+        elif rules.trump_named:
+            d["trump_card"] = d.pop("trump", "2S")
+        else:
+            d["trump"] = "S"
         return rec
     if kind == 3:
         # The same player typed into two seats.
@@ -443,7 +518,7 @@ def _fault_schema(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
+def _fault_deal_number(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     scored = _scored(rec)
     if len(scored) < 2:
@@ -454,11 +529,11 @@ def _fault_deal_number(rec: Record, rng: random.Random) -> Record | None:
         return rec
     i = rng.randrange(len(deals))
     old = deals[i]["number"]
-    deals[i]["number"] = rng.choice([k for k in range(1, SCORED_DEALS + 1) if k != old])
+    deals[i]["number"] = rng.choice([k for k in range(1, rules.scored_deals + 1) if k != old])
     return rec
 
 
-def _fault_dealer(rec: Record, rng: random.Random) -> Record | None:
+def _fault_dealer(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if len(deals) < 2:
         return None
@@ -467,7 +542,7 @@ def _fault_dealer(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_hand_size(rec: Record, rng: random.Random) -> Record | None:
+def _fault_hand_size(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -479,7 +554,7 @@ def _fault_hand_size(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_duplicate(rec: Record, rng: random.Random) -> Record | None:
+def _fault_duplicate(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -490,7 +565,7 @@ def _fault_duplicate(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_stock(rec: Record, rng: random.Random) -> Record | None:
+def _fault_stock(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots = [d for d in rec["deals"] if d.get("stock")]
     if not spots:
         return None
@@ -502,7 +577,7 @@ def _fault_stock(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_joker_swap(rec: Record, rng: random.Random) -> Record | None:
+def _fault_joker_swap(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     swapped = [d for d in deals if "joker_swap" in d]
     if swapped and rng.random() < 0.7:
@@ -521,7 +596,7 @@ def _fault_joker_swap(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_bid_order(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bid_order(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
@@ -536,23 +611,23 @@ def _fault_bid_order(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_bid_range(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bid_range(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     if not deals:
         return None
     i = rng.randrange(len(deals))
     d = deals[i]
-    n = hand_size(d["number"])
+    n = rules.hand_size(d["number"])
     k = rng.randrange(4)
     b = d["bids"][k]
     if b["bid"] == PASS or n == 1:
         b["bid"] = 0  # "0" for a pass
     else:
-        b["bid"] = n  # every trick is a board, not a number
+        b["bid"] = rules.bid_range(n)[1] + 1  # standard: every trick is a board, not a number
     return rec
 
 
-def _fault_pass_out(rec: Record, rng: random.Random) -> Record | None:
+def _fault_pass_out(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
@@ -565,7 +640,7 @@ def _fault_pass_out(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_trick_count(rec: Record, rng: random.Random) -> Record | None:
+def _fault_trick_count(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
     spots = [i for i in _scored(rec) if len(deals[i]["tricks"]) >= 2]
     if not spots:
@@ -580,7 +655,7 @@ def _fault_trick_count(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_leader(rec: Record, rng: random.Random) -> Record | None:
+def _fault_leader(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
@@ -590,13 +665,13 @@ def _fault_leader(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_not_in_hand(rec: Record, rng: random.Random) -> Record | None:
+def _fault_not_in_hand(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = _scored(rec)
     if not scored:
         return None
     i = rng.choice(scored)
     d = rec["deals"][i]
-    v = _view(d, i)
+    v = _view(d, i, rules)
     dealt = _after_swap(d)
     p = rng.choice(v.plays)
     hand = v.remaining(p.seat, p.trick, dealt[p.seat])
@@ -607,19 +682,19 @@ def _fault_not_in_hand(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_revoke(rec: Record, rng: random.Random) -> Record | None:
+def _fault_revoke(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
-        eff = EFFECTIVE_SUIT[v.trump]
+        v = _view(d, i, rules)
+        eff = [rules.suit_of(c, v.trump) for c in range(54)]
         by_trick: dict[int, int] = {p.trick: p.card for p in v.plays if p.pos == 0}
         for p in v.plays:
             if p.pos == 0:
                 continue
             led = by_trick[p.trick]
-            if v.trump != NO_TRUMP and led >= LJ:
-                continue  # a Blooper lead: that would be a Blooper fault
+            if rules.forced_follow(led, v.trump, p.pos) != FREE:
+                continue  # a Blooper (or lowest-trump) lead: that would be another fault
             if eff[p.card] != eff[led]:
                 continue
             for q in v.later(p.seat, p.trick):
@@ -632,11 +707,11 @@ def _fault_revoke(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_trump_lead(rec: Record, rng: random.Random) -> Record | None:
+def _fault_trump_lead(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
+        v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
         is_trump = IS_TRUMP[v.trump]
@@ -653,11 +728,11 @@ def _fault_trump_lead(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None:
+def _fault_blooper(rec: Record, rng: random.Random, joker: int, rules: Ruleset = STANDARD) -> Record | None:
     spots: list[tuple[int, _Play, _Play]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
-        v = _view(d, i)
+        v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
         is_trump = IS_TRUMP[v.trump]
@@ -665,6 +740,8 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None
         for p in v.plays:
             if p.pos == 0 or led_by[p.trick] != joker or not is_trump[p.card]:
                 continue
+            if rules.forced_follow(joker, v.trump, p.pos) == FREE:
+                continue  # (bab-online: the Big Blooper leader's partner only follows suit)
             for q in v.later(p.seat, p.trick):
                 spots.append((i, p, q))
     if not spots:
@@ -674,19 +751,115 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int) -> Record | None
     return rec
 
 
-def _fault_result(rec: Record, rng: random.Random) -> Record | None:
+def _fault_bore_level(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A bore that skips a level: ``board2`` with no ``board`` before it (bab-online)."""
+    deals = rec["deals"]
+    if not deals:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    spots = [k for k in range(4) if not any(b["bid"] == BOARD for b in d["bids"][:k])]
+    d["bids"][rng.choice(spots)]["bid"] = "board2"
+    return rec
+
+
+def _fault_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """The trump field dropped where it belongs, or recorded where it does not."""
+    scored = _scored(rec)
+    if not scored:
+        return None
+    d = rec["deals"][rng.choice(scored)]
+    field = "trump" if rules.trump_named else "trump_card"
+    if field in d:
+        del d[field]
+    elif field == "trump":
+        d["trump"] = "H"  # named under spades_trump
+    else:
+        d["trump_card"] = d["hands"]["N"][0]  # a turned card where none is turned
+    return rec
+
+
+def _fault_not_in_deck(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A card the deck does not hold, dealt in place of a hand card."""
+    deals = rec["deals"]
+    outside = [c for c in range(54) if not rules.deck >> c & 1]
+    if not deals or not outside:
+        return None
+    d = deals[rng.randrange(len(deals))]
+    seat = rng.choice(SEATS)
+    d["hands"][seat][rng.randrange(len(d["hands"][seat]))] = CARD_NAMES[rng.choice(outside)]
+    return rec
+
+
+def _declarations(deal: Record) -> list[int]:
+    return [k for k, b in enumerate(deal["bids"]) if isinstance(b["bid"], int)]
+
+
+def _fault_bid_low(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A call of a side that had not declared made no higher than the declaration before it."""
+    spots: list[tuple[Record, int, int]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        for k, b in enumerate(d["bids"]):
+            earlier = [e for e in d["bids"][:k] if isinstance(e["bid"], int)]
+            sides = {rules.side_of[SEATS.index(e["seat"])] for e in earlier}
+            if earlier and rules.side_of[SEATS.index(b["seat"])] not in sides:
+                spots.append((d, k, earlier[-1]["bid"]))
+    if not spots:
+        return None
+    d, k, last = rng.choice(spots)
+    d["bids"][k]["bid"] = last
+    return rec
+
+
+def _fault_bid_twice(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """A second declaration by a side (a partner's, or a seat's own call recorded twice)."""
+    spots: list[tuple[Record, int]] = []
+    for i in _scored(rec):
+        d = rec["deals"][i]
+        for k, b in enumerate(d["bids"]):
+            sides = {rules.side_of[SEATS.index(e["seat"])] for e in d["bids"][:k] if isinstance(e["bid"], int)}
+            if rules.side_of[SEATS.index(b["seat"])] in sides:
+                spots.append((d, k))
+    if spots:
+        d, k = rng.choice(spots)
+        d["bids"][k]["bid"] = rules.max_hand
+        return rec
+    return None
+
+
+def _fault_lowest_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
+    """After the lowest trump was led, a follower keeps their lowest trump for later."""
+    spots: list[tuple[int, _Play, _Play]] = []
+    for i in _scored(rec):
+        v = _view(rec["deals"][i], i, rules)
+        if v.trump == NO_TRUMP:
+            continue
+        led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
+        for p in v.plays:
+            led = led_by[p.trick]
+            if p.pos and rules.follow_fault(led, v.trump, p.pos) == "LOWEST_TRUMP" and rules.is_trump(p.card, v.trump):
+                spots += [(i, p, q) for q in v.later(p.seat, p.trick)]
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    _swap_cards(rec, i, p, q)
+    return rec
+
+
+def _fault_result(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     scored = [i for i in _scored(rec) if "result" in rec["deals"][i]]
     if not scored:
         return None
     res = rec["deals"][rng.choice(scored)]["result"]
-    team = rng.choice(("NS", "EW"))
+    sides = rules.sides
+    team = rng.choice(sides)
     kind = rng.randrange(3)
     if kind == 0:
         res["points"][team] += rng.choice((-10, -5, -1, 1, 5, 10))
     elif kind == 1 and res["points"][team]:
         res["points"][team] = -res["points"][team]
     else:
-        other = "EW" if team == "NS" else "NS"
+        other = sides[(sides.index(team) + 1) % len(sides)]
         if res["tricks"][team]:
             res["tricks"][team] -= 1
             res["tricks"][other] += 1
@@ -696,28 +869,29 @@ def _fault_result(rec: Record, rng: random.Random) -> Record | None:
     return rec
 
 
-def _fault_final_score(rec: Record, rng: random.Random) -> Record | None:
+def _fault_final_score(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     fs = rec.get("final_score")
     if fs is None:
         return None
-    if fs["NS"] != fs["EW"] and rng.random() < 0.3:
-        fs["NS"], fs["EW"] = fs["EW"], fs["NS"]
+    a, b = rules.sides[0], rules.sides[1]
+    if fs[a] != fs[b] and rng.random() < 0.3:
+        fs[a], fs[b] = fs[b], fs[a]
     else:
-        fs[rng.choice(("NS", "EW"))] += rng.choice((-100, -10, -1, 1, 10, 100))
+        fs[rng.choice(rules.sides)] += rng.choice((-100, -10, -1, 1, 10, 100))
     return rec
 
 
-def _fault_incomplete(rec: Record, rng: random.Random) -> Record | None:
+def _fault_incomplete(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     deals = rec["deals"]
-    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < SCORED_DEALS]
+    cut = [k for k in range(len(deals)) if sum(1 for d in deals[:k] if d["tricks"]) < rules.scored_deals]
     k = rng.choice(cut)
     del deals[k:]
     if "final_score" in rec:
-        rec["final_score"] = final_score(deals)
+        rec["final_score"] = final_score(deals, rules)
     return rec
 
 
-_INJECTORS: dict[str, Callable[[Record, random.Random], Record | None]] = {
+_INJECTORS: dict[str, Callable[[Record, random.Random, Ruleset], Record | None]] = {
     "SCHEMA": _fault_schema,
     "DEAL_NUMBER": _fault_deal_number,
     "DEALER": _fault_dealer,
@@ -733,24 +907,39 @@ _INJECTORS: dict[str, Callable[[Record, random.Random], Record | None]] = {
     "NOT_IN_HAND": _fault_not_in_hand,
     "REVOKE": _fault_revoke,
     "TRUMP_LEAD": _fault_trump_lead,
-    "BIG_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, BJ),
-    "LITTLE_BLOOPER": lambda rec, rng: _fault_blooper(rec, rng, LJ),
+    "BIG_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, BJ, rules),
+    "LITTLE_BLOOPER": lambda rec, rng, rules: _fault_blooper(rec, rng, LJ, rules),
+    "BORE_LEVEL": _fault_bore_level,
+    "TRUMP": _fault_trump,
+    "NOT_IN_DECK": _fault_not_in_deck,
+    "BID_LOW": _fault_bid_low,
+    "BID_TWICE": _fault_bid_twice,
+    "LOWEST_TRUMP": _fault_lowest_trump,
     "RESULT_MISMATCH": _fault_result,
     "FINAL_SCORE_MISMATCH": _fault_final_score,
     "INCOMPLETE": _fault_incomplete,
 }
 
 
-def inject_fault(record: Record, code: str, rng: random.Random) -> Record | None:
+def fault_codes(rules: Ruleset = STANDARD) -> tuple[str, ...]:
+    """The codes :func:`inject_fault` can put into a record of ``rules``: every code that applies to it."""
+    if rules is STANDARD:
+        return FAULT_CODES
+    codes = (*FAULT_CODES, *rules.extra_codes)
+    return tuple(c for c in codes if c not in rules.impossible_codes and (c in _INJECTORS or c == "JSON"))
+
+
+def inject_fault(record: Record, code: str, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     """A deep copy of a valid ``record`` whose validation reports ``code``; ``None`` when it has no place for it.
 
     ``JSON`` has no place in a parsed record: use :func:`corrupt_json` on its line.
     """
     if code == "JSON":
         return None
-    if code not in _INJECTORS:
-        raise ValueError(f"{code!r} is not an injectable fault code")
-    return _INJECTORS[code](copy.deepcopy(record), rng)
+    if code not in _INJECTORS or code not in fault_codes(rules):
+        raise ValueError(f"{code!r} is not an injectable fault code for {rules.label()}")
+    bad = _INJECTORS[code](copy.deepcopy(record), rng, rules)
+    return bad
 
 
 def corrupt_json(line: str, rng: random.Random) -> str:
@@ -776,30 +965,34 @@ GAMES_PER_BATCH = 512
 #: Below this many games per worker, starting worker processes costs more than it saves.
 GAMES_PER_WORKER = 50
 
-#: The pool of players of a worker process (sent once, by :func:`_start_worker`).
+#: The pool of players and the ruleset of a worker process (sent once, by :func:`_start_worker`).
 _worker_pool: list[Player] = []
+_worker_rules: Ruleset = STANDARD
 
 
-def _start_worker(pool: list[Player]) -> None:
-    global _worker_pool
+def _start_worker(pool: list[Player], ruleset: str, options: tuple[str, ...]) -> None:
+    """Each process finds the ruleset by name (a ruleset object need not pickle)."""
+    global _worker_pool, _worker_rules
     _worker_pool = pool
+    _worker_rules = find_ruleset(ruleset, options)
 
 
 def _play(job: tuple[str, int, int]) -> Record:
     game_id, game_seed, index = job
-    return make_record(game_id, random.Random(game_seed), _worker_pool, index)
+    return make_record(game_id, random.Random(game_seed), _worker_pool, index, rules=_worker_rules)
 
 
-def _records(games: int, seed: int, pool: list[Player], workers: int) -> Iterator[Record]:
+def _records(games: int, seed: int, pool: list[Player], workers: int, rules: Ruleset) -> Iterator[Record]:
     """The games in order, played in ``workers`` processes; the same records whatever ``workers``."""
     seeds = random.Random(seed)
-    jobs = [(f"sim-{seed}-{i:06d}", seeds.getrandbits(64), i) for i in range(games)]
+    jobs = [(f"sim-{_id_tag(rules)}{seed}-{i:06d}", seeds.getrandbits(64), i) for i in range(games)]
+    setup = (pool, rules.name, rules.options)
     if workers <= 1:
-        _start_worker(pool)
+        _start_worker(*setup)
         yield from map(_play, jobs)
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    with ctx.Pool(workers, initializer=_start_worker, initargs=(pool,)) as procs:
+    with ctx.Pool(workers, initializer=_start_worker, initargs=setup) as procs:
         for start in range(0, games, GAMES_PER_BATCH):
             yield from procs.imap(_play, jobs[start : start + GAMES_PER_BATCH], chunksize=8)
 
@@ -811,24 +1004,24 @@ def default_workers(games: int) -> int:
 
 
 def _game_lines(
-    games: int, seed: int, players: int, faults: float, workers: int = 1
+    games: int, seed: int, players: int, faults: float, rules: Ruleset = STANDARD, workers: int = 1
 ) -> Iterator[tuple[str, str | None]]:
     """``(json line, injected code or None)`` for each game."""
     if players < 4:
         raise ValueError("a game needs at least 4 players in the pool")
     pool = player_pool(players)
     frng = random.Random(f"faults:{seed}")
-    for rec in _records(games, seed, pool, workers):
+    for rec in _records(games, seed, pool, workers, rules):
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
-            codes = list(FAULT_CODES)
+            codes = list(fault_codes(rules))
             while codes and line is None:
                 c = codes.pop(frng.randrange(len(codes)))
                 if c == "JSON":
                     line = corrupt_json(dumps(rec), frng)
                 else:
-                    bad = inject_fault(rec, c, frng)
+                    bad = inject_fault(rec, c, frng, rules)
                     if bad is not None:
                         line = dumps(bad)
                 if line is not None:
@@ -836,9 +1029,16 @@ def _game_lines(
         yield (line if line is not None else dumps(rec)), code
 
 
-def simulate_games(games: int, seed: int, players: int = 12, faults: float = 0.0) -> Iterator[str]:
+def _id_tag(rules: Ruleset) -> str:
+    """``""`` for plain standard (the ids it always had), else the ruleset's label in id characters."""
+    return "" if rules.label() == "standard" else rules.label().replace("+", ".") + "-"
+
+
+def simulate_games(
+    games: int, seed: int, players: int = 12, faults: float = 0.0, rules: Ruleset = STANDARD
+) -> Iterator[str]:
     """``games`` game records as JSON lines (without newline); the same arguments give the same lines."""
-    for line, _ in _game_lines(games, seed, players, faults):
+    for line, _ in _game_lines(games, seed, players, faults, rules):
         yield line
 
 
@@ -851,8 +1051,9 @@ def write_games(
     faults: float = 0.0,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    rules: Ruleset = STANDARD,
 ) -> str:
-    """Write the games as JSON Lines to ``out``; returns a summary for the user.
+    """Write the games of ``rules`` as JSON Lines to ``out``; returns a summary for the user.
 
     ``workers`` processes play the games (default: :func:`default_workers`); the
     bytes written are the same whatever their number.  ``progress(done)`` is
@@ -861,7 +1062,7 @@ def write_games(
     injected = 0
     n = workers if workers is not None else default_workers(games)
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, n), 1):
+        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, rules, n), 1):
             fh.write(line)
             fh.write("\n")
             injected += code is not None
@@ -946,25 +1147,57 @@ BAD_INPUTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def faulty_samples(seed: int) -> list[tuple[str, str]]:
-    """``(code, line)`` for every code of :data:`FAULT_CODES`, in order, each in a game of its own."""
+def faulty_samples(seed: int, rules: Ruleset = STANDARD) -> list[tuple[str, str]]:
+    """``(code, line)`` for every code of :func:`fault_codes`, in order, each in a game of its own.
+
+    A code that finds no place in 200 games in a row is left out.
+    """
     pool = player_pool(12)
     seeds = random.Random(seed)
     frng = random.Random(f"faults:{seed}")
     out: list[tuple[str, str]] = []
     i = 0
-    for code in FAULT_CODES:
-        while True:
-            rec = make_record(f"sim-{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i)
+    for code in fault_codes(rules):
+        for _ in range(200):
+            rec = make_record(
+                f"sim-{_id_tag(rules)}{seed}-{i:06d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules
+            )
             i += 1
             if code == "JSON":
                 out.append((code, corrupt_json(dumps(rec), frng)))
                 break
-            bad = inject_fault(rec, code, frng)
+            bad = inject_fault(rec, code, frng, rules)
             if bad is not None:
                 out.append((code, dumps(bad)))
                 break
     return out
+
+
+#: The rulesets of ``data/sample/rulesets/``: (folder-safe label, ruleset name, options).
+SAMPLE_RULESETS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("pereulok", ()),
+    ("bab-online", ()),
+    ("standard", ("short_deck", "no_partnerships")),
+    ("pereulok", ("no_jokers", "spades_trump")),
+)
+
+
+def write_ruleset_samples(folder: Path, seed: int = 2026) -> list[tuple[str, list[str]]]:
+    """Valid and faulty games of each of :data:`SAMPLE_RULESETS`; returns each label with its faulty codes."""
+
+    folder.mkdir(parents=True, exist_ok=True)
+    made: list[tuple[str, list[str]]] = []
+    for name, options in SAMPLE_RULESETS:
+        rules = find_ruleset(name, options)
+        label = rules.label()
+        valid = "".join(line + "\n" for line in simulate_games(3, seed, rules=rules))
+        (folder / f"valid-{label}.jsonl").write_text(valid, encoding="utf-8", newline="\n")
+        faulty = faulty_samples(seed + 1, rules)
+        (folder / f"faulty-{label}.jsonl").write_text(
+            "".join(line + "\n" for _, line in faulty), encoding="utf-8", newline="\n"
+        )
+        made.append((label, [code for code, _ in faulty]))
+    return made
 
 
 def write_samples(folder: Path, seed: int = 2026) -> None:
@@ -984,7 +1217,14 @@ def write_samples(folder: Path, seed: int = 2026) -> None:
     )
     rows = "\n".join(f"| {k} | `{code}` |" for k, (code, _) in enumerate(faulty, 1))
     bad_rows = "\n".join(f"| {k} | {why} |" for k, (_, why) in enumerate(BAD_INPUTS, 1))
-    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows)
+    made = write_ruleset_samples(folder / "rulesets", seed)
+    ruleset_rows = "\n".join(
+        f"| `{label}` | `valid-{label}.jsonl` (3 games), `faulty-{label}.jsonl`: "
+        + ", ".join(f"{k} `{code}`" for k, code in enumerate(codes, 1))
+        + " |"
+        for label, codes in made
+    )
+    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows, ruleset_rows=ruleset_rows)
     (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
 
 
@@ -1021,6 +1261,17 @@ short (its `final_score` adds up the deals kept).
 | line | content and expected report |
 |---|---|
 {bad_rows}
+
+## `rulesets/`
+
+Games of other rulesets (record format 2), played by the same bots: for each,
+3 valid complete games and one game per injectable code, in this order (line:
+code). The store does not hold format-2 records yet: `ingest` rejects them
+with reason `ruleset`.
+
+| ruleset | files and faulty lines |
+|---|---|
+{ruleset_rows}
 """
 
 

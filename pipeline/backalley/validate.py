@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from backalley.record import fast_decode
+from backalley.record import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import InputFile, Item, parse
 
@@ -48,7 +48,7 @@ def check(raw: bytes) -> Replay:
     The fast path decodes and checks the format in one pass (msgspec); anything
     it refuses takes the full path, where pydantic has the last word.
     """
-    rec = fast_decode(raw)
+    rec = fast_decode_any(raw)
     if rec is not None:
         return replay_checked(rec)
     value, error = parse(raw)

@@ -1,0 +1,109 @@
+"""Record format 2: the per-ruleset models, the version and option rules, and both decoders.
+
+Both decoders must accept exactly the same format-2 records (the fast one is a
+superset struct plus :func:`~backalley.record.v2_problems`, which the full path
+runs too), and whichever path a record takes, the report is the full path's.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from backalley.record import fast_decode_any
+from backalley.replay import replay
+from backalley.rules import find_ruleset
+from backalley.simulate import make_record, player_pool
+from backalley.sources import parse
+from backalley.validate import check
+from tests.test_record import drop, json_values, paths_of, set_path
+
+BAB = make_record("v2-bab", random.Random(3), player_pool(8), 0, rules=find_ruleset("bab-online"))
+SMALL = {**BAB, "deals": BAB["deals"][:1]}
+SMALL.pop("final_score")
+
+
+def schema_paths(rec: Any) -> list[str]:
+    return [v.path for v in replay(rec).violations if v.code == "SCHEMA"]
+
+
+def full_accepts(rec: Any) -> bool:
+    return not schema_paths(rec)
+
+
+EDITS: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]], str | None]] = [
+    ("as is", lambda r: r, None),
+    ("plain standard as version 2", lambda r: {**r, "ruleset": "standard", "deals": []}, "/format_version"),
+    ("options with bab-online", lambda r: {**r, "options": ["no_jokers"]}, "/options"),
+    ("empty options", lambda r: {**r, "options": []}, "/options"),
+    ("unknown ruleset", lambda r: {**r, "ruleset": "bridge"}, "/ruleset"),
+    ("uppercase ruleset", lambda r: {**r, "ruleset": "BAB-online"}, "/ruleset"),
+    ("version 1 naming bab-online", lambda r: {**r, "format_version": 1}, "/ruleset"),
+    ("bore written 2B", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), "2B"), "/deals/0/bids/0/bid"),
+    ("bore written 0", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), "0"), "/deals/0/bids/0/bid"),
+    ("bore level 3", lambda r: set_path(r, ("deals", 0, "bids", 0, "bid"), "board3"), None),
+    ("no trump card", lambda r: drop(r, ("deals", 0, "trump_card")), "/deals/0/trump_card"),
+    ("a named trump", lambda r: set_path(r, ("deals", 0, "trump"), "S"), "/deals/0/trump"),
+    ("deal 14", lambda r: set_path(r, ("deals", 0, "number"), 14), "/deals/0/number"),
+    ("seat-keyed result", lambda r: set_path(r, ("deals", 0, "result", "tricks"), {"N": 1, "E": 1, "S": 1, "W": 1}),
+     "/deals/0/result/tricks"),
+    ("result keys reordered", lambda r: set_path(r, ("deals", 0, "result", "points"), {"EW": 0, "NS": 0}), None),
+    ("final score of seats", lambda r: {**r, "final_score": {"N": 0, "E": 0, "S": 0, "W": 0}}, "/final_score"),
+    ("final score mixed", lambda r: {**r, "final_score": {"NS": 0, "E": 0}}, "/final_score"),
+    ("version true", lambda r: {**r, "format_version": True}, "/format_version"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "edit", "path"), EDITS, ids=[name for name, _, _ in EDITS])
+def test_v2_schema_rules_and_both_decoders(
+    name: str, edit: Callable[[dict[str, Any]], dict[str, Any]], path: str | None
+) -> None:
+    rec = edit(json.loads(json.dumps(SMALL)))
+    raw = json.dumps(rec).encode()
+    paths = schema_paths(rec)
+    assert (paths == []) if path is None else (path in paths), (name, paths)
+    assert (fast_decode_any(raw) is not None) == (not paths), name
+    assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
+
+
+def test_simulated_bab_online_record_takes_the_fast_path() -> None:
+    raw = json.dumps(BAB).encode()
+    assert fast_decode_any(raw) is not None
+    r = check(raw)
+    assert r.valid and r.complete
+
+
+SMALL_PATHS = paths_of(SMALL)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SMALL_PATHS), json_values())
+def test_v2_fast_and_full_paths_agree_on_random_edits(path: tuple[Any, ...], value: Any) -> None:
+    rec = set_path(SMALL, path, value)
+    raw = json.dumps(rec).encode()
+    assert (fast_decode_any(raw) is not None) == full_accepts(rec)
+    assert check(raw).report("s", None) == replay(parse(raw)[0]).report("s", None)
+
+
+def test_v2_ids_end_at_the_end_of_the_text_and_players_are_nfc() -> None:
+    """The format-1 hardening holds for format 2: `$` is not "before a final newline", ids are NFC."""
+    import json
+    import unicodedata
+    from pathlib import Path
+
+    from backalley import record
+
+    line = (Path(__file__).parent.parent / "data/sample/rulesets/valid-pereulok.jsonl").read_bytes().splitlines()[0]
+    good = json.loads(line)
+    assert record.fast_decode_any(line) is not None
+    bad = dict(good, game_id=good["game_id"] + "\n")
+    assert record.fast_decode_any(json.dumps(bad).encode()) is None
+    nfd = dict(good, players=dict(good["players"], W=unicodedata.normalize("NFD", "Gábor")))
+    rec = record.fast_decode_any(json.dumps(nfd, ensure_ascii=False).encode())
+    assert rec is not None and unicodedata.normalize("NFC", "Gábor") == rec.players.W
