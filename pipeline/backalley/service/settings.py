@@ -1,0 +1,44 @@
+"""The service's settings and limits, each in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The largest record accepted (bytes): a complete game is about 23 kB.
+MAX_RECORD_BYTES = 1 << 20
+#: The largest request body accepted (bytes).
+MAX_BODY_BYTES = 64 << 20
+#: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
+JOB_THRESHOLD = 2_000
+
+
+class ServiceError(ValueError):
+    """A problem with the service's setup (a usage error for the command line)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: Path
+    #: Tokens given in a file (``--tokens``); tokens created with ``backalley token create`` live in the database.
+    tokens: frozenset[str] = frozenset()
+    #: Reading needs a token too.
+    private: bool = False
+    max_body: int = MAX_BODY_BYTES
+    max_record: int = MAX_RECORD_BYTES
+    job_threshold: int = JOB_THRESHOLD
+
+
+def read_tokens_file(path: Path) -> frozenset[str]:
+    """One token per line; blank lines and lines starting with ``#`` are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ServiceError(f"{path}: cannot read the tokens file: {getattr(exc, 'strerror', None) or exc}") from None
+    tokens = frozenset(t.strip() for t in text.splitlines() if t.strip() and not t.lstrip().startswith("#"))
+    short = [
+        n for n, t in enumerate(text.splitlines(), 1) if t.strip() and not t.startswith("#") and len(t.strip()) < 16
+    ]
+    if short:
+        raise ServiceError(f"{path}:{short[0]}: a token must be at least 16 characters")
+    return tokens
