@@ -118,7 +118,7 @@ def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> dict[str, Any]
     return found.as_dict()
 
 
-@router.get("/players/{player_id}", summary="A player's figures and games")
+@router.get("/players/{player_id:path}", summary="A player's figures and games")
 def player(player_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
         found = data.player(cur, player_id)

@@ -117,7 +117,7 @@ def report_index() -> Response:
     return RedirectResponse("/players", status_code=308)
 
 
-@router.get("/players/{player_id}", response_class=HTMLResponse)
+@router.get("/players/{player_id:path}", response_class=HTMLResponse)
 def player(player_id: str, request: Request) -> HTMLResponse:
     """A player's report page, by id, or by the report's file name (``<slug>.html``, as its links give)."""
     m = reader(request).metrics()
