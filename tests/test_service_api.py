@@ -355,3 +355,20 @@ def test_only_writer_of_the_database(client: TestClient, db: Path) -> None:
     upload(client, ndjson(record("g1")))
     with pytest.raises(duckdb.Error):
         duckdb.connect(str(db)).execute("SELECT 1")
+
+
+def test_worker_processes_give_the_same_answers(tmp_path: Path) -> None:
+    """Replays in worker processes (``serve --workers``) answer exactly as in the service's own process."""
+    body = ndjson(record("g1"), faulty(record("g2", seed=2)), hostile(record("g3", seed=3))) + b"[1, 2]\n{oops\n"
+    answers = []
+    for workers in (1, 2):
+        with make_client(tmp_path / f"w{workers}.duckdb", workers=workers) as client:
+            answers.append(
+                (
+                    upload(client, body).json(),
+                    client.post("/api/v1/validate", content=body, headers=NDJSON).text,
+                    client.get("/api/v1/games/g2/deals/1").json(),
+                )
+            )
+    assert answers[0] == answers[1]
+    assert answers[0][0]["fates"] == {"stored": 3, "duplicate": 0, "conflict": 0, "rejected": 2}

@@ -480,6 +480,12 @@ def serve(
         typer.Option("--tokens", help="A file of API tokens, one per line (or create them: backalley token create)."),
     ] = None,
     private: Annotated[bool, typer.Option("--private", help="Reading pages and the API needs a token too.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", "-w", min=1, help="Processes that replay uploads (default: the CPU count).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Serve the upload API (/api/v1/) and the pages (games, deals, players) on the database.
 
@@ -493,7 +499,13 @@ def serve(
     try:
         given = read_tokens_file(tokens) if tokens is not None else frozenset()
         err.print(f"backalley serve: http://{host}:{port}/ on {db or default_db()}", highlight=False, markup=False)
-        run(Settings(db=db if db is not None else default_db(), tokens=given, private=private), host, port)
+        settings = Settings(
+            db=db if db is not None else default_db(),
+            tokens=given,
+            private=private,
+            workers=workers if workers is not None else default_workers(),
+        )
+        run(settings, host, port)
     except (ServiceError, StoreError) as exc:
         raise fail(str(exc)) from None
 

@@ -205,12 +205,14 @@ def ingest_items(
     memory_limit: str = INGEST_MEMORY_LIMIT,
     fate: Fate | None = None,
     checkpoint: bool = True,
+    build: Callable[[Item], Built] | None = None,
 ) -> RunSummary:
     """Ingest ``items`` (records already read, e.g. an upload) into ``store``, as :func:`ingest_files` does.
 
     ``fate`` hears what became of each input; without ``checkpoint`` the
     write-ahead log is left for DuckDB to fold in later (a service doing many
-    small ingests).
+    small ingests); ``build`` replaces :func:`~backalley.rows.build_item` with
+    one worker (a caller that replayed the records already).
     """
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
@@ -232,7 +234,7 @@ def ingest_items(
         },
     )
     try:
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes)
+        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, build)
         records = 0
         for part in chunks:
             writer.write(part)
@@ -303,7 +305,11 @@ Chunk = list[tuple[Item, Built]]
 
 
 def built_chunks(
-    items: Iterable[Item], workers: int, chunk: int = CHUNK, stored: StoredLookup | None = None
+    items: Iterable[Item],
+    workers: int,
+    chunk: int = CHUNK,
+    stored: StoredLookup | None = None,
+    build: Callable[[Item], Built] | None = None,
 ) -> Iterator[Chunk]:
     """``(item, built)`` pairs, in input order, a chunk at a time.
 
@@ -329,9 +335,10 @@ def built_chunks(
         return [(x, b if b is not None else next(rest)) for x, b in zip(batch, pre, strict=True)]
 
     if workers <= 1:
+        one = build if build is not None else build_item
         while batch := list(islice(it, chunk)):
             pre, todo = split(batch)
-            yield merge(batch, pre, [build_item(x) for x in todo])
+            yield merge(batch, pre, [one(x) for x in todo])
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":

@@ -13,7 +13,7 @@ from backalley.service import data
 from backalley.service.auth import bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
-from backalley.service.state import Service, reports
+from backalley.service.state import Service
 
 router = APIRouter(prefix="/api/v1")
 
@@ -71,7 +71,7 @@ def check_token(svc: Service, request: Request) -> None:
 )
 async def validate(request: Request, svc: Service = Depends(reader)) -> Response:
     items = await read_items(request, svc.settings.max_record)
-    found = await run_in_threadpool(reports, items)
+    found = await run_in_threadpool(svc.reports, items)
     return Response(b"".join(orjson.dumps(r) + b"\n" for r in found), media_type=NDJSON)
 
 

@@ -9,6 +9,7 @@ same database, which see every committed write.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -22,19 +23,14 @@ import duckdb
 from backalley.ingest import ingest_items
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth
+from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.sources import Item
 from backalley.store import Store
-from backalley.validate import check_item
 
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
-
-
-def reports(items: list[Item]) -> list[dict[str, Any]]:
-    """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
-    return [check_item(it).report(it.source, it.line) for it in items]
 
 
 @dataclass
@@ -71,11 +67,14 @@ class Service:
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
-        self._metrics: tuple[int, Metrics] | None = None
+        self.replays = Replays(self.settings.workers)
+        #: (generation, time computed, figures)
+        self._metrics: tuple[int, float, Metrics] | None = None
         self._metrics_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self.replays.close()
         with self.lock:
             self.store.con.execute("CHECKPOINT")
             self.store.close()
@@ -100,8 +99,13 @@ class Service:
     # -- uploads ------------------------------------------------------------------------
 
     def upload(self, items: list[Item], job: Job | None = None) -> dict[str, Any]:
-        """Validate and store ``items``; per record its report and its fate."""
-        checked = reports(items)
+        """Validate and store ``items``; per record its report and its fate.
+
+        The records are replayed first (in the worker processes, outside the
+        lock); the lock covers the ingest of what they gave.
+        """
+        built = self.replays.built(items)
+        by_item = {id(it): b for it, (b, _) in zip(items, built, strict=True)}
         fates: list[tuple[str, str]] = []
 
         def fate(item: Item, what: str, message: str) -> None:
@@ -118,11 +122,12 @@ class Service:
                 files=len(sources),
                 fate=fate,
                 checkpoint=False,
+                build=lambda it: by_item[id(it)],
             )
             self.generation += 1
         counts = dict.fromkeys(FATES, 0)
         results = []
-        for report, (what, message) in zip(checked, fates, strict=True):
+        for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
             results.append({"fate": what, "message": message or None, "report": report})
         return {"records": len(items), "fates": counts, "results": results}
@@ -150,11 +155,16 @@ class Service:
 
     # -- figures --------------------------------------------------------------------------
 
+    def reports(self, items: list[Item]) -> list[dict[str, Any]]:
+        """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
+        return self.replays.reports(items)
+
     def metrics(self) -> Metrics:
-        """The report's figures as of the last write (computed once per write, on demand)."""
+        """The report's figures, recomputed on demand after a write, at most once per ``metrics_max_age`` seconds."""
         with self._metrics_lock:
-            gen = self.generation
-            if self._metrics is None or self._metrics[0] != gen:
+            gen, now = self.generation, time.monotonic()
+            cached = self._metrics
+            if cached is None or (cached[0] != gen and now - cached[1] >= self.settings.metrics_max_age):
                 with self.reader() as cur:
-                    self._metrics = (gen, compute(cur))
-            return self._metrics[1]
+                    cached = self._metrics = (gen, now, compute(cur))
+            return cached[2]
