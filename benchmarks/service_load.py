@@ -57,8 +57,8 @@ def parsed(line: bytes) -> dict[str, Any] | None:
     return rec if isinstance(rec, dict) and isinstance(rec.get("game_id"), str) else None
 
 
-def make_records(games: int, work: Path) -> tuple[list[bytes], list[str]]:
-    """The lines to send (games, conflicts, junk, shuffled in batches' order) and the game ids."""
+def make_records(games: int, work: Path) -> list[bytes]:
+    """The lines to send: the games, then conflicting copies of some, then lines that are not JSON."""
     src = work / f"games-{games}.jsonl"
     if not src.exists():
         subprocess.run(
@@ -67,7 +67,6 @@ def make_records(games: int, work: Path) -> tuple[list[bytes], list[str]]:
         )
     lines = src.read_bytes().splitlines()
     records = [parsed(x) for x in lines]
-    ids = [r["game_id"] for r in records if r is not None]  # some faults make a line that is not JSON
     rng = random.Random(14)
     extra: list[bytes] = []
     for i in rng.sample([k for k, r in enumerate(records) if r is not None], max(1, games // 100)):
@@ -76,7 +75,7 @@ def make_records(games: int, work: Path) -> tuple[list[bytes], list[str]]:
         extra.append(json.dumps(rec, separators=(",", ":")).encode())
     extra += [b"not json, line %d" % k for k in range(max(1, games // 100))]
     # Conflicts come after the whole first pass, so that they meet a stored game.
-    return lines + extra, ids
+    return lines + extra
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -114,7 +113,11 @@ class Server:
 
 
 def uploader(
-    port: int, batches: queue.Queue[list[bytes]], done: list[tuple[int, dict[str, int]]], errors: list[str]
+    port: int,
+    batches: queue.Queue[list[bytes]],
+    done: list[tuple[int, dict[str, int]]],
+    stored: list[tuple[str, int]],
+    errors: list[str],
 ) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     headers = {"Content-Type": "application/x-ndjson", "Authorization": f"Bearer {TOKEN}"}
@@ -129,7 +132,11 @@ def uploader(
         if r.status != 200:
             errors.append(f"upload {r.status}: {body[:200]!r}")
             continue
-        done.append((len(batch), json.loads(body)["fates"]))
+        answer = json.loads(body)
+        done.append((len(batch), answer["fates"]))
+        for r in answer["results"]:  # the games readers may ask for: stored, with their deal count
+            if r["fate"] == "stored" and r["report"]["deals"]:
+                stored.append((r["report"]["game_id"], len(r["report"]["deals"])))
     conn.close()
 
 
@@ -143,12 +150,12 @@ def reader(
         if not stored:
             time.sleep(0.05)
             continue
-        gid = rng.choice(stored)
+        gid, deals = rng.choice(stored)
         n += 1
         kind, path = rng.choice(
             [
                 ("game page", f"/games/{gid}"),
-                ("deal page", f"/games/{gid}/deals/{rng.randint(1, 25)}"),
+                ("deal page", f"/games/{gid}/deals/{rng.randint(1, deals)}"),
                 ("game JSON", f"/api/v1/games/{gid}"),
             ]
         )
@@ -174,7 +181,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "service_load.json")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    lines, ids = make_records(args.games, args.work)
+    lines = make_records(args.games, args.work)
     db = args.work / "service.duckdb"
     for p in (db, db.with_name(db.name + ".wal")):
         p.unlink(missing_ok=True)
@@ -186,24 +193,18 @@ def main() -> None:
     errors: list[str] = []
     lat: dict[str, list[float]] = {}
     stop = threading.Event()
-    stored = ids[: args.batch * args.uploaders]  # readers start on the first batches, then follow the uploads
+    stored: list[tuple[str, int]] = []  # the games stored so far (readers wait for the first)
     readers = [
         threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k)) for k in range(args.readers)
     ]
     uploaders = [
-        threading.Thread(target=uploader, args=(server.port, batches, done, errors)) for _ in range(args.uploaders)
+        threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
+        for _ in range(args.uploaders)
     ]
     t0 = time.perf_counter()
     for t in uploaders:
         t.start()
 
-    def follow_uploads() -> None:
-        while not stop.is_set():
-            n = sum(k for k, _ in done)
-            stored[:] = ids[: max(1, min(n, len(ids)))]
-            time.sleep(0.2)
-
-    threading.Thread(target=follow_uploads, daemon=True).start()
     for t in readers:
         t.start()
     for t in uploaders:

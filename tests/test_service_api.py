@@ -372,3 +372,41 @@ def test_worker_processes_give_the_same_answers(tmp_path: Path) -> None:
             )
     assert answers[0] == answers[1]
     assert answers[0][0]["fates"] == {"stored": 3, "duplicate": 0, "conflict": 0, "rejected": 2}
+
+
+def test_concurrent_uploads_are_stored_as_if_one_after_the_other(client: TestClient) -> None:
+    """Uploads waiting for the writer are stored together: a game sent by two of them is stored once."""
+    import threading
+
+    svc = client.app.state.service  # type: ignore[attr-defined]
+    from backalley.sources import Item
+
+    same = line(record("shared")).encode()
+    answers: list[dict[str, Any]] = []
+    uploads = [
+        [Item("upload", 1, same), Item("upload", 2, line(record(f"own{k}", seed=k + 5)).encode())] for k in range(6)
+    ]
+    threads = [threading.Thread(target=lambda items=items: answers.append(svc.upload(items))) for items in uploads]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    shared = sorted(a["results"][0]["fate"] for a in answers)
+    assert shared == ["duplicate"] * 5 + ["stored"]
+    assert all(a["results"][1]["fate"] == "stored" for a in answers)
+    assert counts(client) == (7, 0)
+
+
+def test_player_figures_follow_the_uploads(db: Path) -> None:
+    """After a write the figures are recomputed in the background; the page shows the last ones meanwhile."""
+    with make_client(db, metrics_max_age=0) as client:
+        upload(client, ndjson(record("g1")))
+        assert "Newcomer" not in client.get("/players").text
+        rec = record("g2", seed=2)
+        rec["players"]["N"] = "Newcomer"
+        upload(client, ndjson(rec))
+        deadline = time.monotonic() + 60
+        while "Newcomer" not in client.get("/players").text:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert client.get("/players/Newcomer").status_code == 200

@@ -11,8 +11,9 @@ MAX_RECORD_BYTES = 1 << 20
 MAX_BODY_BYTES = 64 << 20
 #: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
 JOB_THRESHOLD = 2_000
-#: The players' pages recompute the report's figures (a second or more on a large store)
-#: after a write, but not more often than this many seconds apart.
+#: After a write the players' pages recompute the report's figures (a second or more on a
+#: large store) in the background, not more often than this many seconds apart, and show
+#: the previous figures meanwhile.
 METRICS_MAX_AGE = 10.0
 
 
@@ -32,7 +33,7 @@ class Settings:
     job_threshold: int = JOB_THRESHOLD
     #: Processes that replay uploads (1: in the service's own process).
     workers: int = 1
-    #: While uploads keep coming, the players' figures are recomputed at most this often (seconds).
+    #: The players' figures are recomputed in the background at most this often (seconds).
     metrics_max_age: float = METRICS_MAX_AGE
 
 

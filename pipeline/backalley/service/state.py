@@ -1,13 +1,15 @@
 """The running service: the database's only writer, its reading cursors, upload jobs.
 
-Every write (an upload, a token) runs under one lock, through the same ingest
-code as ``backalley ingest`` (:func:`backalley.ingest.ingest_items`): idempotent,
+Every write (an upload, a token) runs under one lock; uploads are stored by one
+thread (:class:`~backalley.service.writer.Writer`) through the same ingest code
+as ``backalley ingest`` (:func:`backalley.ingest.ingest_items`): idempotent,
 atomic per transaction, conflicts kept in ``rejects``. Reads use cursors of the
 same database, which see every committed write.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -20,13 +22,15 @@ from typing import Any
 
 import duckdb
 
-from backalley.ingest import ingest_items
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
+from backalley.service.writer import Writer
 from backalley.sources import Item
 from backalley.store import Store
+
+log = logging.getLogger("backalley.service")
 
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
@@ -68,12 +72,15 @@ class Service:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
         self.replays = Replays(self.settings.workers)
+        self._writer = Writer(self.store, self.lock, self._written)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
         self._metrics_lock = threading.Lock()
+        self._refreshing = False
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._writer.close()
         self.replays.close()
         with self.lock:
             self.store.con.execute("CHECKPOINT")
@@ -92,6 +99,9 @@ class Service:
         with self.reader() as cur:
             return auth.known(token, self.settings.tokens, cur)
 
+    def _written(self) -> None:
+        self.generation += 1
+
     def create_token(self, name: str) -> str:
         with self.lock:
             return auth.create_token(self.store, name)
@@ -101,30 +111,16 @@ class Service:
     def upload(self, items: list[Item], job: Job | None = None) -> dict[str, Any]:
         """Validate and store ``items``; per record its report and its fate.
 
-        The records are replayed first (in the worker processes, outside the
-        lock); the lock covers the ingest of what they gave.
+        The records are replayed first (in the worker processes), then stored
+        by the writer thread, together with other uploads waiting for it.
         """
         built = self.replays.built(items)
-        by_item = {id(it): b for it, (b, _) in zip(items, built, strict=True)}
-        fates: list[tuple[str, str]] = []
 
-        def fate(item: Item, what: str, message: str) -> None:
-            fates.append((what, message))
+        def progress(done: int) -> None:
             if job is not None:
-                job.done = len(fates)
+                job.done = done
 
-        sources = sorted({it.source for it in items})
-        with self.lock:
-            ingest_items(
-                self.store,
-                items,
-                [f"backalley serve: {', '.join(sources)}"],
-                files=len(sources),
-                fate=fate,
-                checkpoint=False,
-                build=lambda it: by_item[id(it)],
-            )
-            self.generation += 1
+        fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
         for (_, report), (what, message) in zip(built, fates, strict=True):
@@ -160,11 +156,36 @@ class Service:
         return self.replays.reports(items)
 
     def metrics(self) -> Metrics:
-        """The report's figures, recomputed on demand after a write, at most once per ``metrics_max_age`` seconds."""
+        """The report's figures: computed on the first call; after a write, recomputed in the background
+        (at most once per ``metrics_max_age`` seconds) while the last figures are served."""
         with self._metrics_lock:
-            gen, now = self.generation, time.monotonic()
             cached = self._metrics
-            if cached is None or (cached[0] != gen and now - cached[1] >= self.settings.metrics_max_age):
-                with self.reader() as cur:
-                    cached = self._metrics = (gen, now, compute(cur))
+            if cached is None:
+                cached = self._compute_metrics()
+            elif self._stale(cached) and not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True).start()
             return cached[2]
+
+    def _stale(self, cached: tuple[int, float, Metrics]) -> bool:
+        return cached[0] != self.generation and time.monotonic() - cached[1] >= self.settings.metrics_max_age
+
+    def _compute_metrics(self) -> tuple[int, float, Metrics]:
+        gen, now = self.generation, time.monotonic()
+        with self.reader() as cur:
+            self._metrics = (gen, now, compute(cur))
+        return self._metrics
+
+    def _refresh_metrics(self) -> None:
+        try:
+            fresh = None
+            gen, now = self.generation, time.monotonic()
+            with self.reader() as cur:
+                fresh = (gen, now, compute(cur))
+        except Exception:  # the figures stay as they were; the next write tries again
+            log.exception("recomputing the players' figures failed")
+        finally:
+            with self._metrics_lock:
+                if fresh is not None:
+                    self._metrics = fresh
+                self._refreshing = False
