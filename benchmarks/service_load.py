@@ -92,7 +92,7 @@ class Server:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [*BACKALLEY, "serve", "--db", str(db), "--port", str(self.port), "--tokens", str(tokens)],
-            stderr=subprocess.PIPE,
+            stderr=(work / "serve.log").open("wb"),
         )
         deadline = time.monotonic() + 60
         while True:
@@ -119,25 +119,45 @@ def uploader(
     stored: list[tuple[str, int]],
     errors: list[str],
 ) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     headers = {"Content-Type": "application/x-ndjson", "Authorization": f"Bearer {TOKEN}"}
     while True:
         try:
             batch = batches.get_nowait()
         except queue.Empty:
             break
-        conn.request("POST", "/api/v1/games", body=b"\n".join(batch), headers=headers)
-        r = conn.getresponse()
-        body = r.read()
-        if r.status != 200:
-            errors.append(f"upload {r.status}: {body[:200]!r}")
+        for attempt in range(3):  # an upload may be sent again: the same records are duplicates
+            try:
+                status, body = post(port, b"\n".join(batch), headers)
+                break
+            except OSError as exc:
+                errors.append(f"upload attempt {attempt + 1}: {exc}")
+        else:
+            continue
+        if status != 200:
+            errors.append(f"upload {status}: {body[:200]!r}")
             continue
         answer = json.loads(body)
         done.append((len(batch), answer["fates"]))
         for r in answer["results"]:  # the games readers may ask for: stored, with their deal count
             if r["fate"] == "stored" and r["report"]["deals"]:
                 stored.append((r["report"]["game_id"], len(r["report"]["deals"])))
-    conn.close()
+
+
+_local = threading.local()
+
+
+def post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    """POST on this thread's keep-alive connection (a new one after an error)."""
+    conn = getattr(_local, "conn", None) or http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    _local.conn = conn
+    try:
+        conn.request("POST", "/api/v1/games", body=body, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read()
+    except OSError:
+        conn.close()
+        _local.conn = None
+        raise
 
 
 def reader(
@@ -235,7 +255,7 @@ def main() -> None:
         "fates": fates,
         "games_stored": games,
         "rejects": rejects,
-        "consistent": games + rejects == sent and distinct == games and not errors,
+        "consistent": games + rejects == sent and distinct == games and not [e for e in errors if "attempt" not in e],
         "reads": {
             kind: {
                 "n": len(v),
@@ -249,6 +269,7 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     if not result["consistent"]:
+        print(f"inconsistent; the service's log: {args.work / 'serve.log'}", file=sys.stderr)
         sys.exit(1)
 
 

@@ -17,6 +17,11 @@ JOB_THRESHOLD = 2_000
 METRICS_MAX_AGE = 10.0
 
 
+#: See :attr:`Settings.memory_limit`: with ingest's 96 MB, stores of uploads failed out of
+#: memory while the players' figures were computed (benchmarks/service_load.py).
+MEMORY_LIMIT = "512MB"
+
+
 class ServiceError(ValueError):
     """A problem with the service's setup (a usage error for the command line)."""
 
@@ -35,6 +40,9 @@ class Settings:
     workers: int = 1
     #: The players' figures are recomputed in the background at most this often (seconds).
     metrics_max_age: float = METRICS_MAX_AGE
+    #: DuckDB's memory cap while an upload is stored. It holds for the whole database, reads
+    #: included (the players' figures, pages), so it is larger than ``backalley ingest``'s.
+    memory_limit: str = MEMORY_LIMIT
 
 
 def read_tokens_file(path: Path) -> frozenset[str]:

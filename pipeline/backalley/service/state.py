@@ -72,7 +72,7 @@ class Service:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
         self.replays = Replays(self.settings.workers)
-        self._writer = Writer(self.store, self.lock, self._written)
+        self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
         self._metrics_lock = threading.Lock()

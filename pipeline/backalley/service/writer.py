@@ -11,6 +11,7 @@ sent twice in the group is stored once, the second time a duplicate.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from backalley.ingest import ingest_items
 from backalley.rows import Built
 from backalley.sources import Item
 from backalley.store import Store
+
+log = logging.getLogger("backalley.service")
 
 #: Records stored together at most (an upload larger than this is stored alone).
 GROUP_RECORDS = 2_048
@@ -36,8 +39,9 @@ class _Upload:
 
 
 class Writer:
-    def __init__(self, store: Store, lock: threading.Lock, after: Callable[[], None]) -> None:
+    def __init__(self, store: Store, lock: threading.Lock, after: Callable[[], None], memory_limit: str) -> None:
         self.store = store
+        self.memory_limit = memory_limit
         self.lock = lock
         self.after = after
         self.queue: queue.Queue[_Upload | None] = queue.Queue()
@@ -100,9 +104,11 @@ class Writer:
                     fate=fate,
                     checkpoint=False,
                     build=lambda it: built[id(it)],
+                    memory_limit=self.memory_limit,
                 )
                 self.after()
         except BaseException as exc:  # every upload of the group hears it; the writer goes on
+            log.error("storing %d records failed: %s", len(items), exc)
             for up in group:
                 up.error = exc
         finally:
