@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -13,7 +14,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from backalley.reporting.html import index_page, player_page, player_slug
-from backalley.reporting.metrics import BOARD_LEVEL_NAMES
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.service import data
 from backalley.service.api import reader
 from backalley.service.bodies import MULTIPART, form_file, media_type, records
@@ -104,11 +105,36 @@ def _report_page(text: str) -> HTMLResponse:
     return HTMLResponse(text, headers={"Content-Security-Policy": csp()})
 
 
+class _ReportPages:
+    """The report pages rendered from one set of figures (charts included), kept until the figures change."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.metrics: Metrics | None = None
+        self.pages: dict[str | None, str] = {}
+
+    def get(self, m: Metrics, player: str | None) -> str:
+        """The index page (``player`` None) or a player's page, of figures ``m``."""
+        with self.lock:
+            if self.metrics is not m:
+                self.metrics, self.pages = m, {}
+            text = self.pages.get(player)
+        if text is None:
+            everyone = set(m.players["player"].to_list())
+            text = index_page(m, everyone) if player is None else player_page(m, player, everyone)
+            with self.lock:
+                if self.metrics is m:
+                    self.pages[player] = text
+        return text
+
+
+REPORT_PAGES = _ReportPages()
+
+
 @router.get("/players", response_class=HTMLResponse)
 def players(request: Request) -> HTMLResponse:
     """The report's index page (``backalley report``'s index.html), from the live database."""
-    m = reader(request).metrics()
-    return _report_page(index_page(m, set(m.players["player"].to_list())))
+    return _report_page(REPORT_PAGES.get(reader(request).metrics(), None))
 
 
 @router.get("/index.html")
@@ -127,4 +153,4 @@ def player(player_id: str, request: Request) -> HTMLResponse:
         name = next((p for p in everyone if f"{player_slug(p)}.html" == player_id), None)
     if name is None:
         raise Problem(404, f"no player {player_id!r} in the stored games")
-    return _report_page(player_page(m, name, set(everyone)))
+    return _report_page(REPORT_PAGES.get(m, name))
