@@ -30,6 +30,9 @@ demo: $(STAMP)
 	$(BIN)/backalley query --db $(DB) "SELECT status, count(*) AS games FROM games GROUP BY status ORDER BY games DESC"
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary ORDER BY pts_per_deal DESC LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
+	@echo; echo "== the service (not started by the demo): upload over HTTP, browse games and deals"
+	@echo "  $(BIN)/backalley token create club --db $(DB)   # prints an API token, once"
+	@echo "  $(BIN)/backalley serve --db $(DB)               # then open http://127.0.0.1:8000/"
 	@echo; echo "== reports"
 	@$(BIN)/backalley report --db $(DB) --out reports
 

@@ -632,6 +632,101 @@ def export(
     out.print(f"exported to {printable(out_dir)}", markup=False)
 
 
+# --- the service: serve, show, token ---------------------------------------------------------
+
+
+@app.command()
+def serve(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8000,
+    tokens: Annotated[
+        Path | None,
+        typer.Option("--tokens", help="A file of API tokens, one per line (or create them: backalley token create)."),
+    ] = None,
+    private: Annotated[bool, typer.Option("--private", help="Reading pages and the API needs a token too.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", "-w", min=1, help="Processes that replay uploads (default: the CPU count).", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Serve the upload API (/api/v1/) and the pages (games, deals, players) on the database.
+
+    The service is the database's only writer while it runs. Exit status: 2 when
+    the database or the tokens file cannot be used.
+    """
+    from backalley.service import ServiceError, Settings, read_tokens_file
+    from backalley.service import serve as run
+    from backalley.store import StoreError, default_db
+
+    try:
+        given = read_tokens_file(tokens) if tokens is not None else frozenset()
+        err.print(f"backalley serve: http://{host}:{port}/ on {db or default_db()}", highlight=False, markup=False)
+        settings = Settings(
+            db=db if db is not None else default_db(),
+            tokens=given,
+            private=private,
+            workers=workers if workers is not None else default_workers(),
+        )
+        run(settings, host, port)
+    except (ServiceError, StoreError) as exc:
+        raise fail(str(exc)) from None
+
+
+@app.command()
+def show(
+    game_id: Annotated[str, typer.Argument(help="The game to show.", show_default=False)],
+    deal: Annotated[
+        int | None, typer.Option("--deal", "-d", min=1, help="Show this deal (1-based position) in full.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Print a stored game, or one deal of it (hands, bids, tricks, faults, result), as the deal viewer shows it.
+
+    Exit status: 0 on success, 2 when the database, game or deal cannot be found.
+    """
+    from backalley.service.data import deal as read_deal
+    from backalley.service.data import game as read_game
+    from backalley.service.terminal import deal_view, game_view
+    from backalley.store import Store, StoreError, default_db
+
+    try:
+        with Store.open_readonly(db if db is not None else default_db()) as store:
+            found = read_game(store.con, game_id) if deal is None else read_deal(store.con, game_id, deal)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    if found is None:
+        raise fail(f"no game {game_id!r} is stored" if deal is None else f"game {game_id!r} has no deal {deal}")
+    out.print(game_view(found) if isinstance(found, dict) else deal_view(found))
+
+
+token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+
+@token_app.command("create")
+def token_create(
+    name: Annotated[str, typer.Argument(help="Who or what the token is for.", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Create an API token (printed once; the database keeps only its hash).
+
+    Exit status: 2 when the name is taken or the database cannot be used.
+    """
+    from backalley.service import ServiceError
+    from backalley.service.auth import create_token
+    from backalley.store import Store, StoreError, default_db
+
+    try:
+        with Store.open(db if db is not None else default_db()) as store:
+            token = create_token(store, name)
+    except (ServiceError, StoreError) as exc:
+        raise fail(str(exc)) from None
+    sys.stdout.write(token + "\n")
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app(prog_name="backalley")
 

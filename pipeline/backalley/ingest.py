@@ -177,9 +177,55 @@ def ingest_files(
 
     A record above ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
     """
+    items = (item for f in files for item in read_file(f))
+    return ingest_items(
+        store,
+        items,
+        paths,
+        files=len(files),
+        workers=workers,
+        replace=replace,
+        progress=progress,
+        chunk=chunk,
+        transaction=transaction,
+        memory_limit=memory_limit,
+        max_record_bytes=max_record_bytes,
+    )
+
+
+#: ``fate(item, fate, message)``: what became of one input, called in input order once its
+#: chunk is decided (``stored``, ``replaced``, ``duplicate``, ``conflict`` or ``rejected``).
+Fate = Callable[[Item, str, str], None]
+
+
+def ingest_items(
+    store: Store,
+    items: Iterable[Item],
+    paths: Sequence[str],
+    *,
+    files: int = 0,
+    workers: int = 1,
+    replace: bool = False,
+    progress: Progress | None = None,
+    chunk: int = CHUNK,
+    transaction: int = TRANSACTION,
+    memory_limit: str = INGEST_MEMORY_LIMIT,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    fate: Fate | None = None,
+    checkpoint: bool = True,
+    build: Callable[[Item], Built] | None = None,
+) -> RunSummary:
+    """Ingest ``items`` (records already read, e.g. an upload) into ``store``, as :func:`ingest_files` does.
+
+    ``fate`` hears what became of each input; without ``checkpoint`` the
+    write-ahead log is left for DuckDB to fold in later (a service doing many
+    small ingests); ``build`` replaces :func:`~backalley.rows.build_item` with
+    one worker (a caller that replayed the records already).  A record above
+    ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
+    """
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
-    run = RunSummary(db=str(store.path), files=len(files))
+    run = RunSummary(db=str(store.path), files=files)
     # A flat footprint however long the input: a smaller DuckDB buffer than its default,
     # and DuckDB and Arrow hand freed memory back after every chunk instead of keeping it.
     # One DuckDB thread: the other CPUs run the workers.  Set before the run row exists,
@@ -194,7 +240,7 @@ def ingest_files(
         },
     )
     try:
-        writer = _Writer(store, run, replace)
+        writer = _Writer(store, run, replace, fate)
         writer.begin(paths, workers)
     except BaseException:
         settings.restore()
@@ -202,8 +248,7 @@ def ingest_files(
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     try:
-        items = (item for f in files for item in read_file(f))
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes)
+        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes, build)
         records = 0
         for part in chunks:
             writer.write(part)
@@ -218,7 +263,8 @@ def ingest_files(
         writer.finish()
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
-        store.con.execute("CHECKPOINT")
+        if checkpoint:
+            store.con.execute("CHECKPOINT")
     except BaseException as exc:
         writer.abort()
         writer.end("failed")
@@ -283,6 +329,7 @@ def built_chunks(
     chunk: int = CHUNK,
     stored: StoredLookup | None = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
+    build: Callable[[Item], Built] | None = None,
 ) -> Iterator[Chunk]:
     """``(item, built)`` pairs, in input order, a chunk at a time.
 
@@ -316,9 +363,10 @@ def built_chunks(
         return [(x, b if b is not None else next(rest)) for x, b in zip(batch, pre, strict=True)]
 
     if workers <= 1:
+        one = build if build is not None else build_item
         while batch := list(islice(it, chunk)):
             pre, todo = split(batch)
-            yield merge(batch, pre, [build_item(x) for x in todo])
+            yield merge(batch, pre, [one(x) for x in todo])
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
@@ -448,10 +496,11 @@ class _Writer:
     that reads the database through the writing connection waits for it first.
     """
 
-    def __init__(self, store: Store, run: RunSummary, replace: bool) -> None:
+    def __init__(self, store: Store, run: RunSummary, replace: bool, fate: Fate | None = None) -> None:
         self.store = store
         self.run = run
         self.replace = replace
+        self.fate = fate
         #: The counters as of the last commit (what a failed run's row keeps).
         self.committed = _replace_counters(RunSummary(), run)
         self.background = _Background()
@@ -584,15 +633,18 @@ class _Writer:
         accepted = np.zeros(len(items), dtype=np.bool_)
         delete: list[str] = []
         rejects: list[tuple[int, str, str]] = []  # (index, reason, message)
+        fates: list[tuple[str, str]] = []  # per input: (fate, message)
         for i, (item, b) in enumerate(zip(items, built, strict=True)):
             run.records += 1
             if b.stored:  # the same content is stored already: a duplicate, not replayed again
                 run.duplicates += 1
                 run.invalid += not b.valid
+                fates.append(("duplicate", ""))
                 continue
             if b.reject is not None or b.game_id is None:
                 run.rejected += 1
                 rejects.append((i, b.reject or "no_game_id", b.message))
+                fates.append(("rejected", b.message))
                 continue
             if not b.valid:
                 run.invalid += 1
@@ -600,28 +652,32 @@ class _Writer:
             prev = known.get(gid)
             if prev is None:
                 run.inserted += 1
+                fates.append(("stored", ""))
             elif prev.sha == b.sha:
                 run.duplicates += 1
+                fates.append(("duplicate", ""))
                 continue
             elif self.replace:
                 run.replaced += 1
+                fates.append(("replaced", ""))
                 if prev.at is not None:
                     accepted[prev.at] = False
                 elif gid not in delete:
                     delete.append(gid)
             else:
                 run.conflicts += 1
-                rejects.append(
-                    (
-                        i,
-                        "conflict",
-                        f"game_id {gid} is already stored from {_where(prev.source, prev.line)} with different content"
-                        " (ingest with --replace to replace it)",
-                    )
+                message = (
+                    f"game_id {gid} is already stored from {_where(prev.source, prev.line)} with different content"
+                    " (ingest with --replace to replace it)"
                 )
+                rejects.append((i, "conflict", message))
+                fates.append(("conflict", message))
                 continue
             accepted[i] = True
             known[gid] = _Known(b.sha, item.source, item.line, i)
+        if self.fate is not None:
+            for item, (what, message) in zip(items, fates, strict=True):
+                self.fate(item, what, message)
 
         now = datetime.now(UTC)
         stored = [part[i] for i in np.flatnonzero(accepted)]
@@ -694,10 +750,12 @@ __all__ = [
     "CHUNK",
     "TRANSACTION",
     "Chunk",
+    "Fate",
     "RunSummary",
     "built_chunks",
     "check_memory_limit",
     "ingest",
     "ingest_files",
+    "ingest_items",
     "reject_id",
 ]

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest d
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
@@ -236,6 +236,14 @@ CREATE TABLE rejects (
     raw           VARCHAR NOT NULL,
     raw_bytes     BLOB
 )""",
+    # Version 2: the API tokens of `backalley serve` (`backalley token create`), kept as
+    # SHA-256 hashes only. Not in TABLES: neither counted nor exported.
+    "api_tokens": """
+CREATE TABLE IF NOT EXISTS api_tokens (
+    name        VARCHAR NOT NULL PRIMARY KEY,
+    token_hash  VARCHAR NOT NULL UNIQUE,
+    created_at  TIMESTAMPTZ NOT NULL
+)""",
 }
 
 VIEW_DDL: dict[str, str] = {
@@ -350,9 +358,14 @@ FROM pg
 LEFT JOIN pd ON pd.player = pg.player""",
 }
 
+
 #: ``MIGRATIONS[v]`` turns a database at schema version ``v`` into version ``v + 1``
 #: (inside the same transaction as the version bump).  Views are recreated after any migration.
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {}
+def _add_api_tokens(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute(TABLE_DDL["api_tokens"])
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _add_api_tokens}
 
 
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:

@@ -1,0 +1,277 @@
+"""Load benchmark of ``backalley serve`` (not a test): uploads in small batches while pages are read.
+
+    python benchmarks/service_load.py [--games 10000] [--batch 50] [--uploaders 4] [--readers 4]
+
+Simulates ``--games`` games once (5% with an injected fault), adds 1% records
+that conflict with a stored game (same ``game_id``, other content) and 1% lines
+that are not JSON, and starts ``backalley serve`` on a fresh database on a free
+port of 127.0.0.1. ``--uploaders`` clients then POST the records to
+``/api/v1/games`` in batches of ``--batch`` (application/x-ndjson, one
+keep-alive connection each) while ``--readers`` clients read pages of games
+already uploaded (a game, a deal, the game as JSON; every 25th read the
+``/players`` report page). Afterwards the service is stopped and the database
+checked: every game stored once, games + rejects = records sent.
+
+Reports records/s accepted through the API and read latency (p50, p95) per
+page kind, on the terminal and in ``benchmarks/service_load.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import queue
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+BACKALLEY = [str(BIN / "backalley")] if (BIN / "backalley").exists() else [sys.executable, "-m", "backalley"]
+TOKEN = "load-benchmark-token-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def parsed(line: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    return rec if isinstance(rec, dict) and isinstance(rec.get("game_id"), str) else None
+
+
+def make_records(games: int, work: Path) -> list[bytes]:
+    """The lines to send: the games, then conflicting copies of some, then lines that are not JSON."""
+    src = work / f"games-{games}.jsonl"
+    if not src.exists():
+        subprocess.run(
+            [*BACKALLEY, "simulate", "--games", str(games), "--seed", "14", "--faults", "0.05", "--out", str(src)],
+            check=True,
+        )
+    lines = src.read_bytes().splitlines()
+    records = [parsed(x) for x in lines]
+    rng = random.Random(14)
+    extra: list[bytes] = []
+    for i in rng.sample([k for k, r in enumerate(records) if r is not None], max(1, games // 100)):
+        rec = dict(records[i] or {})
+        rec["event"] = "conflicting copy"
+        extra.append(json.dumps(rec, separators=(",", ":")).encode())
+    extra += [b"not json, line %d" % k for k in range(max(1, games // 100))]
+    # Conflicts come after the whole first pass, so that they meet a stored game.
+    return lines + extra
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+class Server:
+    def __init__(self, db: Path, work: Path) -> None:
+        tokens = work / "tokens"
+        tokens.write_text(TOKEN + "\n")
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [*BACKALLEY, "serve", "--db", str(db), "--port", str(self.port), "--tokens", str(tokens)],
+            stderr=(work / "serve.log").open("wb"),
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                conn.request("GET", "/")
+                conn.getresponse().read()
+                conn.close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("backalley serve did not start") from None
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=120)
+
+
+def uploader(
+    port: int,
+    batches: queue.Queue[list[bytes]],
+    done: list[tuple[int, dict[str, int]]],
+    stored: list[tuple[str, int]],
+    errors: list[str],
+) -> None:
+    headers = {"Content-Type": "application/x-ndjson", "Authorization": f"Bearer {TOKEN}"}
+    while True:
+        try:
+            batch = batches.get_nowait()
+        except queue.Empty:
+            break
+        for attempt in range(3):  # an upload may be sent again: the same records are duplicates
+            try:
+                status, body = post(port, b"\n".join(batch), headers)
+                break
+            except OSError as exc:
+                errors.append(f"upload attempt {attempt + 1}: {exc}")
+        else:
+            continue
+        if status != 200:
+            errors.append(f"upload {status}: {body[:200]!r}")
+            continue
+        answer = json.loads(body)
+        done.append((len(batch), answer["fates"]))
+        for r in answer["results"]:  # the games readers may ask for: stored, with their deal count
+            if r["fate"] == "stored" and r["report"]["deals"]:
+                stored.append((r["report"]["game_id"], len(r["report"]["deals"])))
+
+
+_local = threading.local()
+
+
+def post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    """POST on this thread's keep-alive connection (a new one after an error)."""
+    conn = getattr(_local, "conn", None) or http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    _local.conn = conn
+    try:
+        conn.request("POST", "/api/v1/games", body=body, headers=headers)
+        r = conn.getresponse()
+        return r.status, r.read()
+    except OSError:
+        conn.close()
+        _local.conn = None
+        raise
+
+
+def reader(
+    port: int, stored: list[str], stop: threading.Event, lat: dict[str, list[float]], errors: list[str], seed: int
+) -> None:
+    rng = random.Random(seed)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    n = 0
+    while not stop.is_set():
+        if not stored:
+            time.sleep(0.05)
+            continue
+        gid, deals = rng.choice(stored)
+        n += 1
+        kind, path = rng.choice(
+            [
+                ("game page", f"/games/{gid}"),
+                ("deal page", f"/games/{gid}/deals/{rng.randint(1, deals)}"),
+                ("game JSON", f"/api/v1/games/{gid}"),
+            ]
+        )
+        if n % 25 == 0:
+            kind, path = "players page", "/players"
+        t0 = time.perf_counter()
+        conn.request("GET", path)
+        r = conn.getresponse()
+        r.read()
+        lat.setdefault(kind, []).append(time.perf_counter() - t0)
+        if r.status != 200:
+            errors.append(f"GET {path}: {r.status}")
+    conn.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=10_000)
+    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--uploaders", type=int, default=4)
+    ap.add_argument("--readers", type=int, default=4)
+    ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "backalley-service-load")
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "service_load.json")
+    args = ap.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    lines = make_records(args.games, args.work)
+    db = args.work / "service.duckdb"
+    for p in (db, db.with_name(db.name + ".wal")):
+        p.unlink(missing_ok=True)
+    batches: queue.Queue[list[bytes]] = queue.Queue()
+    for i in range(0, len(lines), args.batch):
+        batches.put(lines[i : i + args.batch])
+    server = Server(db, args.work)
+    done: list[tuple[int, dict[str, int]]] = []
+    errors: list[str] = []
+    lat: dict[str, list[float]] = {}
+    stop = threading.Event()
+    stored: list[tuple[str, int]] = []  # the games stored so far (readers wait for the first)
+    readers = [
+        threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k)) for k in range(args.readers)
+    ]
+    uploaders = [
+        threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
+        for _ in range(args.uploaders)
+    ]
+    t0 = time.perf_counter()
+    for t in uploaders:
+        t.start()
+
+    for t in readers:
+        t.start()
+    for t in uploaders:
+        t.join()
+    seconds = time.perf_counter() - t0
+    stop.set()
+    for t in readers:
+        t.join()
+    server.stop()
+    con = duckdb.connect(str(db), read_only=True)
+    games, distinct = con.execute("SELECT count(*), count(DISTINCT game_id) FROM games").fetchall()[0]
+    rejects = con.execute("SELECT count(*) FROM rejects").fetchall()[0][0]
+    con.close()
+    fates: dict[str, int] = {}
+    for _, f in done:
+        for k, v in f.items():
+            fates[k] = fates.get(k, 0) + v
+    sent = len(lines)
+    result: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+        "records_sent": sent,
+        "games_simulated": args.games,
+        "batch": args.batch,
+        "uploaders": args.uploaders,
+        "readers": args.readers,
+        "seconds": round(seconds, 2),
+        "records_per_s": round(sent / seconds, 1),
+        "fates": fates,
+        "games_stored": games,
+        "rejects": rejects,
+        "consistent": games + rejects == sent and distinct == games and not [e for e in errors if "attempt" not in e],
+        "reads": {
+            kind: {
+                "n": len(v),
+                "p50_ms": round(1000 * statistics.median(v), 1),
+                "p95_ms": round(1000 * percentile(v, 95), 1),
+            }
+            for kind, v in sorted(lat.items())
+        },
+        "errors": errors[:10],
+    }
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    if not result["consistent"]:
+        print(f"inconsistent; the service's log: {args.work / 'serve.log'}", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

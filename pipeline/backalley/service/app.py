@@ -1,0 +1,81 @@
+"""The ASGI application: the API and the pages on one :class:`~backalley.service.state.Service`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from http import HTTPStatus
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
+
+import backalley
+from backalley.service import api, pages
+from backalley.service.bodies import BodyLimit
+from backalley.service.problems import API_PREFIX, Problem, problem_response
+from backalley.service.settings import Settings
+from backalley.service.state import Service
+
+log = logging.getLogger("backalley.service")
+
+
+def answer(request: Request, p: Problem) -> Response:
+    """A problem document on the API, a plain page on the web side."""
+    if request.url.path.startswith(API_PREFIX):
+        return problem_response(p, request.url.path)
+    response = pages.error_page(p.status, p.title, p.detail)
+    response.headers.update(p.headers)
+    return response
+
+
+def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
+    """The application; it opens the database (the only writer) now and closes it at shutdown."""
+    svc = service if service is not None else Service(settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        svc.close()
+
+    app = FastAPI(
+        title="backalley",
+        version=backalley.__version__,
+        description="Validate and store Back Alley game records; read games, deals and players.",
+        openapi_url="/api/v1/openapi.json",
+        docs_url=None,  # the interactive docs load scripts from another host
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.service = svc
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.add_middleware(BodyLimit, limit=settings.max_body)
+
+    @app.exception_handler(Problem)
+    async def on_problem(request: Request, exc: Problem) -> Response:
+        return answer(request, exc)
+
+    @app.exception_handler(HTTPException)
+    async def on_http(request: Request, exc: HTTPException) -> Response:
+        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"nothing at {request.url.path}"
+        return answer(request, Problem(exc.status_code, detail, dict(exc.headers or {})))
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> Response:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return answer(
+            request, Problem(400 if where.startswith("body") else 404, f"{where}: {first.get('msg', 'invalid')}")
+        )
+
+    @app.exception_handler(Exception)
+    async def on_error(request: Request, exc: Exception) -> Response:
+        log.exception("error answering %s %s", request.method, request.url.path)
+        return answer(request, Problem(500, "the service failed to answer this request; it has been logged"))
+
+    return app

@@ -1,0 +1,58 @@
+"""API tokens: given in a file (``--tokens``) or created in the database, kept there as SHA-256 hashes.
+
+A request proves itself with ``Authorization: Bearer <token>`` (the upload
+form sends the token as a form field instead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+import duckdb
+
+from backalley.service.settings import ServiceError
+from backalley.store import Store
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def create_token(store: Store, name: str) -> str:
+    """A new random token under ``name`` (its hash stored); the token itself is shown once and never kept."""
+    name = name.strip()
+    if not name or len(name) > 64:
+        raise ServiceError("a token name is 1 to 64 characters")
+    token = "ba_" + secrets.token_urlsafe(32)
+    try:
+        with store.atomic():
+            store.con.execute("INSERT INTO api_tokens VALUES (?, ?, ?)", [name, token_hash(token), datetime.now(UTC)])
+    except duckdb.ConstraintException:
+        raise ServiceError(f"a token named {name!r} exists already") from None
+    return token
+
+
+def bearer(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer …`` header, else ``None``."""
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def known(token: str | None, given: Iterable[str], con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``token`` is one of the ``given`` tokens (a file's) or one created in the database."""
+    if not token:
+        return False
+    found = False
+    for t in given:  # no early exit: the time taken does not say how close a guess came
+        found |= hmac.compare_digest(t.encode("utf-8"), token.encode("utf-8"))
+    if found:
+        return True
+    row = con.execute("SELECT count(*) FROM api_tokens WHERE token_hash = ?", [token_hash(token)]).fetchall()
+    return bool(row[0][0])

@@ -1,0 +1,130 @@
+"""Request bodies turned into input records, with the service's limits.
+
+A body is one record (``application/json``), many (``application/x-ndjson``,
+one per line) or a file in a ``multipart/form-data`` form (field ``file``; a
+name ending in ``.json`` holds one record, anything else one per line). Each
+record becomes an :class:`~backalley.sources.Item` named ``source`` (and its
+line), as ``backalley ingest`` names the records of a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import orjson
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
+from starlette.requests import Request
+
+from backalley.service.problems import API_PREFIX, PROBLEM_TYPE, Problem, plain_error_page, problem_body
+from backalley.sources import Item
+
+JSON = "application/json"
+NDJSON = "application/x-ndjson"
+MULTIPART = "multipart/form-data"
+ACCEPTED = (JSON, NDJSON, MULTIPART)
+
+#: The source name of records sent in a request body (a multipart upload uses its file name).
+UPLOAD_SOURCE = "upload"
+
+
+def media_type(request: Request) -> str:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+def records(body: bytes, source: str, jsonl: bool, max_record: int) -> list[Item]:
+    """The records of a body or file; raises a 413 problem naming the first record over ``max_record``."""
+    if not jsonl:
+        items = [Item(source, None, body)]
+    else:
+        items = []
+        for number, line in enumerate(body.split(b"\n"), 1):
+            raw = line.rstrip(b"\r")
+            if raw and not raw.isspace():
+                items.append(Item(source, number, raw))
+    for it in items:
+        if len(it.raw) > max_record:
+            where = source if it.line is None else f"{source}:{it.line}"
+            raise Problem(413, f"{where}: a record of {len(it.raw):,} bytes is over the {max_record:,}-byte limit")
+    return items
+
+
+async def form_file(request: Request) -> tuple[str, bytes, dict[str, str]]:
+    """``(file name, content, other fields)`` of a multipart form with a ``file`` field; 400 when malformed."""
+    try:
+        form = await request.form()
+    except (MultiPartException, HTTPException) as exc:
+        raise Problem(400, f"malformed multipart body: {getattr(exc, 'detail', None) or exc}") from None
+    upload = form.get("file")
+    fields = {k: v for k, v in form.items() if isinstance(v, str)}
+    if not isinstance(upload, UploadFile):
+        raise Problem(400, "the multipart form has no file in a field named 'file'")
+    content = await upload.read()
+    name = upload.filename or UPLOAD_SOURCE
+    await form.close()
+    return name, content, fields
+
+
+async def read_items(request: Request, max_record: int) -> list[Item]:
+    """The records of an API request body (any of the three media types); 415 for any other."""
+    kind = media_type(request)
+    if kind not in ACCEPTED:
+        raise Problem(415, f"content type {kind or '(none)'!r} is not accepted; send one of {', '.join(ACCEPTED)}")
+    if kind == MULTIPART:
+        name, content, _ = await form_file(request)
+        return records(content, name, not name.endswith(".json"), max_record)
+    body = await request.body()
+    return records(body, UPLOAD_SOURCE, kind == NDJSON, max_record)
+
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+
+async def refuse(scope: Scope, send: Send, p: Problem) -> None:
+    """Answer ``p`` without running the application (and without reading the body)."""
+    path = str(scope.get("path", ""))
+    if path.startswith(API_PREFIX):
+        body, kind = orjson.dumps(problem_body(p.status, p.detail, path)), PROBLEM_TYPE
+    else:
+        body, kind = plain_error_page(p.status, p.detail).encode(), "text/html; charset=utf-8"
+    headers = [
+        (b"content-type", kind.encode()),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": p.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes is refused (413) before or while it is read."""
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = f"the request body is over the {self.limit:,}-byte limit"
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await refuse(scope, send, Problem(413, too_large))
+                return
+        seen = 0
+
+        async def limited() -> MutableMapping[str, Any]:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise Problem(413, too_large)
+            return message
+
+        await self.app(scope, limited, send)

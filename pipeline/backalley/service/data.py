@@ -1,0 +1,277 @@
+"""What the pages, the API and ``backalley show`` say about a stored game, a deal and a player.
+
+Everything is read from the store: the recomputed figures from the tables, and
+the deal as recorded (hands, bids, plays) from the record's raw text, which is
+kept for every stored game. A record may be stored although it does not fit the
+format (a ``SCHEMA`` error), so the raw text is read defensively: whatever is
+not where the format puts it is shown as missing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import duckdb
+import orjson
+
+from backalley.cards import SEATS
+
+_GAME_COLUMNS = (
+    "game_id, source, line, ingested_at, ruleset, played_at, event, player_n, player_e, player_s, player_w,"
+    " valid, complete, status, dealings, scored_deals, pass_outs, errors, warnings, score_ns, score_ew,"
+    " recorded_score_ns, recorded_score_ew, winner"
+)
+_DEAL_COLUMNS = (
+    "deal, number, hand_size, dealer, trump_card, trump_suit, no_trump, joker_swap_seat, joker_swap_drawn, pass_out,"
+    " ns_contract_kind, ns_contract, ns_board_level, ew_contract_kind, ew_contract, ew_board_level, tricks_ns,"
+    " tricks_ew, points_ns, points_ew, ns_made, ew_made, recorded_tricks_ns, recorded_tricks_ew,"
+    " recorded_points_ns, recorded_points_ew"
+)
+_VIOLATION_COLUMNS = "ordinal, code, severity, message, path, deal, trick, seat"
+#: A violation's path down to one card of a trick: /deals/<d>/tricks/<t>/cards/<k>.
+_CARD_PATH = re.compile(r"^/deals/(\d+)/tricks/(\d+)/cards/(\d+)$")
+SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def card_text(card: Any) -> str:
+    """A card for people: ``10♥``, ``A♠``, ``LJ``; anything that is not a card name, as it is."""
+    name = card if isinstance(card, str) else orjson.dumps(card).decode()
+    if len(name) == 2 and name[1] in SUIT_SYMBOLS and name[0] in "23456789TJQKA":
+        return ("10" if name[0] == "T" else name[0]) + SUIT_SYMBOLS[name[1]]
+    return name
+
+
+def card_color(card: Any) -> str:
+    """``red``, ``black`` or ``joker``: how a card is drawn."""
+    if isinstance(card, str) and len(card) == 2 and card[1] in "HD":
+        return "red"
+    return "joker" if card in ("LJ", "BJ") else "black"
+
+
+def _rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    rel = cur.execute(sql, params)
+    names = [d[0] for d in rel.description or []]
+    return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
+
+
+def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
+
+
+def game(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
+    """A stored game: its row, its deals and its violations; ``None`` when it is not stored."""
+    found = _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?", [game_id])
+    if not found:
+        return None
+    g = _json_safe(found[0])
+    g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
+    g["deals"] = [
+        _json_safe(d)
+        for d in _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? ORDER BY deal", [game_id])
+    ]
+    g["violations"] = violations(cur, game_id)
+    g["deal_count"] = _deal_count(cur, game_id)
+    return g
+
+
+def violations(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) -> list[dict[str, Any]]:
+    where = "game_id = ?" + (" AND deal = ?" if deal is not None else "")
+    params: list[Any] = [game_id] if deal is None else [game_id, deal]
+    return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE {where} ORDER BY ordinal", params)
+
+
+def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[Any] | None:
+    row = cur.execute("SELECT raw FROM games WHERE game_id = ?", [game_id]).fetchall()
+    if not row:
+        return None
+    try:
+        rec = orjson.loads(row[0][0])
+    except orjson.JSONDecodeError:
+        return []
+    deals = rec.get("deals") if isinstance(rec, dict) else None
+    return deals if isinstance(deals, list) else []
+
+
+def _deal_count(cur: duckdb.DuckDBPyConnection, game_id: str) -> int:
+    deals = _raw_deals(cur, game_id)
+    return len(deals) if deals else 0
+
+
+@dataclass
+class Play:
+    seat: str
+    player: str | None
+    card: str
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Trick:
+    number: int
+    leader: str
+    plays: list[Play]
+    winner: str | None
+    winner_player: str | None
+    #: Violations of this trick not tied to one card (a wrong leader, a missing card).
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class DealView:
+    game_id: str
+    n: int
+    deal_count: int
+    players: dict[str, str | None]
+    number: Any
+    dealer: str
+    trump_card: str
+    joker_swap: dict[str, str] | None
+    hands: list[dict[str, Any]]
+    bids: list[dict[str, Any]]
+    tricks: list[Trick]
+    #: The recomputed figures (``None`` when the deal could not be replayed).
+    result: dict[str, Any] | None
+    #: The running score after this deal (recomputed).
+    score: dict[str, int] | None
+    violations: list[dict[str, Any]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else ("" if v is None else orjson.dumps(v).decode())
+
+
+def _seat_map(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> DealView | None:
+    """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none."""
+    raw = _raw_deals(cur, game_id)
+    g = game_row_players(cur, game_id)
+    if raw is None or g is None or not 1 <= n <= len(raw):
+        return None
+    d = raw[n - 1] if isinstance(raw[n - 1], dict) else {}
+    found = violations(cur, game_id, n)
+    swap = _seat_map(d.get("joker_swap"))
+    hands = _seat_map(d.get("hands"))
+    return DealView(
+        game_id=game_id,
+        n=n,
+        deal_count=len(raw),
+        players=g,
+        number=d.get("number"),
+        dealer=_text(d.get("dealer")),
+        trump_card=_text(d.get("trump_card")),
+        joker_swap={"seat": _text(swap.get("seat")), "drawn": _text(swap.get("drawn"))} if swap else None,
+        hands=[
+            {
+                "seat": s,
+                "player": g.get(s),
+                "cards": [_text(c) for c in hands.get(s, [])] if isinstance(hands.get(s), list) else [],
+            }
+            for s in SEATS
+        ],
+        bids=_bids(d, g, n, found),
+        tricks=_tricks(cur, game_id, n, d, g, found),
+        result=_result(cur, game_id, n),
+        score=_score(cur, game_id, n),
+        violations=found,
+    )
+
+
+def _bids(
+    d: dict[str, Any], players: dict[str, str | None], n: int, found: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The bids in order, each with the violations whose path points into it."""
+    out = []
+    for k, b in enumerate(_list(d.get("bids"))):
+        seat = _text(_seat_map(b).get("seat"))
+        prefix = f"/deals/{n - 1}/bids/{k}"
+        faults = [v for v in found if v["path"] == prefix or (v["path"] or "").startswith(prefix + "/")]
+        out.append({"seat": seat, "player": players.get(seat), "bid": _text(_seat_map(b).get("bid")), "faults": faults})
+    return out
+
+
+def game_row_players(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, str | None] | None:
+    rows = cur.execute(
+        "SELECT player_n, player_e, player_s, player_w FROM games WHERE game_id = ?", [game_id]
+    ).fetchall()
+    return dict(zip(SEATS, rows[0], strict=True)) if rows else None
+
+
+def _tricks(
+    cur: duckdb.DuckDBPyConnection,
+    game_id: str,
+    n: int,
+    d: dict[str, Any],
+    players: dict[str, str | None],
+    found: list[dict[str, Any]],
+) -> list[Trick]:
+    winners = {
+        r[0]: r[1]
+        for r in cur.execute("SELECT trick, winner FROM tricks WHERE game_id = ? AND deal = ?", [game_id, n]).fetchall()
+    }
+    recorded = _list(d.get("tricks"))
+    out: list[Trick] = []
+    for t, trick in enumerate(recorded, 1):
+        trick = _seat_map(trick)
+        leader = _text(trick.get("leader"))
+        cards = _list(trick.get("cards"))
+        start = SEATS.index(leader) if leader in SEATS else 0
+        plays = [
+            Play(SEATS[(start + k) % 4], players.get(SEATS[(start + k) % 4]), _text(c)) for k, c in enumerate(cards)
+        ]
+        winner = winners.get(t)
+        out.append(Trick(t, leader, plays, winner, players.get(winner) if winner else None))
+    for v in found:
+        m = _CARD_PATH.match(v["path"] or "")
+        if (
+            m
+            and int(m.group(1)) == n - 1
+            and int(m.group(2)) < len(out)
+            and int(m.group(3)) < len(out[int(m.group(2))].plays)
+        ):
+            out[int(m.group(2))].plays[int(m.group(3))].faults.append(v)
+        elif v["trick"] is not None and 1 <= v["trick"] <= len(out):
+            out[v["trick"] - 1].faults.append(v)
+    return out
+
+
+def _result(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, Any] | None:
+    rows = _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? AND deal = ?", [game_id, n])
+    return rows[0] if rows else None
+
+
+def _score(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, int] | None:
+    row = cur.execute(
+        "SELECT sum(points_ns), sum(points_ew), count(*) FROM deals WHERE game_id = ? AND deal <= ?", [game_id, n]
+    ).fetchall()[0]
+    return None if not row[2] or row[0] is None else {"NS": int(row[0]), "EW": int(row[1])}
+
+
+def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | None:
+    """A player's figures (the ``player_summary`` view) and games; ``None`` for an unknown player."""
+    summary = _rows(cur, "SELECT * FROM player_summary WHERE player = ?", [player_id])
+    games = _rows(
+        cur,
+        "SELECT DISTINCT game_id, status, played_at, event FROM ("
+        " SELECT game_id, status, played_at, event, unnest([player_n, player_e, player_s, player_w]) AS p FROM games"
+        ") WHERE p = ? ORDER BY played_at NULLS LAST, game_id",
+        [player_id],
+    )
+    if not summary and not games:
+        return None
+    return {
+        "player": player_id,
+        "summary": _json_safe(summary[0]) if summary else None,
+        "games": [_json_safe(g) for g in games],
+    }

@@ -1,0 +1,156 @@
+"""The web pages: server-rendered (Jinja2, autoescaped), no outside assets, usable without JavaScript."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from backalley.reporting.html import index_page, page_files, player_page
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
+from backalley.service import data
+from backalley.service.api import reader
+from backalley.service.bodies import MULTIPART, form_file, media_type, records
+from backalley.service.problems import Problem, unauthorized
+from backalley.service.state import Service
+
+router = APIRouter(include_in_schema=False)
+
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"], default_for_string=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def contract(kind: Any, value: Any, level: Any) -> str:
+    """``7``, ``board``, ``double board``; ``—`` for none."""
+    if kind == "board":
+        name = BOARD_LEVEL_NAMES.get(int(level), f"level-{level}") if level is not None else "board"
+        return name if name == "board" else f"{name} board"
+    return "—" if value is None else str(value)
+
+
+TEMPLATES.filters["u"] = lambda v: quote(str(v), safe="")
+TEMPLATES.filters["card"] = data.card_text
+TEMPLATES.filters["color"] = data.card_color
+TEMPLATES.globals["contract"] = contract
+
+
+def csp(nonce: str | None = None) -> str:
+    script = f"'nonce-{nonce}'" if nonce else "'none'"
+    return (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src {script}; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    )
+
+
+def render(name: str, code: int = 200, **context: Any) -> HTMLResponse:
+    nonce = secrets.token_urlsafe(12)
+    text = TEMPLATES.get_template(name).render(nonce=nonce, **context)
+    return HTMLResponse(text, status_code=code, headers={"Content-Security-Policy": csp(nonce)})
+
+
+def error_page(status: int, phrase: str, detail: str) -> HTMLResponse:
+    return render("error.html", status, status=status, phrase=phrase, detail=detail)
+
+
+@router.get("/", response_class=HTMLResponse)
+def index() -> HTMLResponse:
+    return render("index.html", result=None)
+
+
+@router.post("/upload", response_class=HTMLResponse)
+async def upload(request: Request) -> HTMLResponse:
+    svc: Service = request.app.state.service
+    if media_type(request) != MULTIPART:
+        raise Problem(415, "the upload form sends multipart/form-data")
+    name, content, fields = await form_file(request)
+    if not await run_in_threadpool(svc.token_ok, fields.get("token", "").strip() or None):
+        raise unauthorized("the API token is missing or not known to this service; nothing was stored")
+    items = records(content, name, not name.endswith(".json"), svc.settings.max_record)
+    result = await run_in_threadpool(svc.upload, items)
+    return render("index.html", result=result)
+
+
+@router.get("/games/{game_id}", response_class=HTMLResponse)
+def game(game_id: str, request: Request) -> HTMLResponse:
+    svc = reader(request)
+    with svc.reader() as cur:
+        found = data.game(cur, game_id)
+    if found is None:
+        raise Problem(404, f"no game {game_id!r} is stored")
+    return render("game.html", g=found)
+
+
+@router.get("/games/{game_id}/deals/{n}", response_class=HTMLResponse)
+def deal(game_id: str, n: int, request: Request) -> HTMLResponse:
+    svc = reader(request)
+    with svc.reader() as cur:
+        found = data.deal(cur, game_id, n)
+    if found is None:
+        raise Problem(404, f"game {game_id!r} has no deal {n}")
+    return render("deal.html", d=found)
+
+
+def _report_page(text: str) -> HTMLResponse:
+    return HTMLResponse(text, headers={"Content-Security-Policy": csp()})
+
+
+class _ReportPages:
+    """The report pages rendered from one set of figures (charts included), kept until the figures change."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.metrics: Metrics | None = None
+        self.pages: dict[str | None, str] = {}
+
+    def get(self, m: Metrics, player: str | None) -> str:
+        """The index page (``player`` None) or a player's page, of figures ``m``."""
+        with self.lock:
+            if self.metrics is not m:
+                self.metrics, self.pages = m, {}
+            text = self.pages.get(player)
+        if text is None:
+            linked = page_files(m.players["player"].to_list())
+            text = index_page(m, linked) if player is None else player_page(m, player, linked)
+            with self.lock:
+                if self.metrics is m:
+                    self.pages[player] = text
+        return text
+
+
+REPORT_PAGES = _ReportPages()
+
+
+@router.get("/players", response_class=HTMLResponse)
+def players(request: Request) -> HTMLResponse:
+    """The report's index page (``backalley report``'s index.html), from the live database."""
+    return _report_page(REPORT_PAGES.get(reader(request).metrics(), None))
+
+
+@router.get("/index.html")
+def report_index() -> Response:
+    """Where a report page's "all players" link points."""
+    return RedirectResponse("/players", status_code=308)
+
+
+@router.get("/players/{player_id:path}", response_class=HTMLResponse)
+def player(player_id: str, request: Request) -> HTMLResponse:
+    """A player's report page, by id, or by the report's file name (``<slug>.html``, as its links give)."""
+    m = reader(request).metrics()
+    linked = page_files(m.players["player"].to_list())
+    name = player_id if player_id in linked else None
+    if name is None and player_id.endswith(".html"):
+        name = next((p for p, file in linked.items() if file == f"players/{player_id}"), None)
+    if name is None:
+        raise Problem(404, f"no player {player_id!r} in the stored games")
+    return _report_page(REPORT_PAGES.get(m, name))

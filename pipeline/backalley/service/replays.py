@@ -1,0 +1,78 @@
+"""One replay per uploaded record gives both its report and its rows, in worker processes.
+
+:func:`build_and_report` replays a record once for the common case (a record
+that fits the format: the fast path of both :func:`backalley.rows.build_item`
+and :func:`backalley.validate.check`); any other input takes both generic
+paths, so its report and rows are exactly those of ``validate`` and ``ingest``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import Executor, ProcessPoolExecutor
+from typing import Any
+
+from backalley.record import fast_decode
+from backalley.replay import replay_checked
+from backalley.rows import Built, build_game, build_item, content_hash
+from backalley.sources import Item
+from backalley.validate import check_item, tune_gc
+
+#: Records per task sent to a worker process.
+TASK = 16
+
+Report = dict[str, Any]
+
+
+def build_and_report(item: Item) -> tuple[Built, Report]:
+    """The row data and the JSON Lines report object of one input."""
+    rec = fast_decode(item.raw) if item.read_error is None else None
+    if rec is not None:
+        r = replay_checked(rec)
+        return build_game(rec, r, content_hash(item.raw)), r.report(item.source, item.line)
+    return build_item(item), report(item)
+
+
+def report(item: Item) -> Report:
+    return check_item(item).report(item.source, item.line)
+
+
+def _build_many(items: list[Item]) -> list[tuple[Built, Report]]:
+    return [build_and_report(it) for it in items]
+
+
+def _report_many(items: list[Item]) -> list[Report]:
+    return [report(it) for it in items]
+
+
+def _tasks(items: list[Item]) -> list[list[Item]]:
+    return [items[i : i + TASK] for i in range(0, len(items), TASK)]
+
+
+class Replays:
+    """Replays in ``workers`` processes (started on first use), or in this one with ``workers <= 1``."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._pool: Executor | None = None
+
+    def _executor(self) -> Executor:
+        if self._pool is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["backalley.rows"])
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=tune_gc)
+        return self._pool
+
+    def built(self, items: list[Item]) -> list[tuple[Built, Report]]:
+        if self.workers <= 1 or len(items) <= 1:
+            return _build_many(items)
+        return [x for part in self._executor().map(_build_many, _tasks(items)) for x in part]
+
+    def reports(self, items: list[Item]) -> list[Report]:
+        if self.workers <= 1 or len(items) <= 1:
+            return _report_many(items)
+        return [x for part in self._executor().map(_report_many, _tasks(items)) for x in part]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,60 @@
+"""The service's settings and limits, each in one place."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The largest record accepted (bytes): a complete game is about 23 kB.
+MAX_RECORD_BYTES = 1 << 20
+#: The largest request body accepted (bytes).
+MAX_BODY_BYTES = 64 << 20
+#: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
+JOB_THRESHOLD = 2_000
+#: After a write the players' pages recompute the report's figures (a second or more on a
+#: large store) in the background, not more often than this many seconds apart, and show
+#: the previous figures meanwhile.
+METRICS_MAX_AGE = 10.0
+
+
+#: See :attr:`Settings.memory_limit`: with ingest's 96 MB, stores of uploads failed out of
+#: memory while the players' figures were computed (benchmarks/service_load.py).
+MEMORY_LIMIT = "512MB"
+
+
+class ServiceError(ValueError):
+    """A problem with the service's setup (a usage error for the command line)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: Path
+    #: Tokens given in a file (``--tokens``); tokens created with ``backalley token create`` live in the database.
+    tokens: frozenset[str] = frozenset()
+    #: Reading needs a token too.
+    private: bool = False
+    max_body: int = MAX_BODY_BYTES
+    max_record: int = MAX_RECORD_BYTES
+    job_threshold: int = JOB_THRESHOLD
+    #: Processes that replay uploads (1: in the service's own process).
+    workers: int = 1
+    #: The players' figures are recomputed in the background at most this often (seconds).
+    metrics_max_age: float = METRICS_MAX_AGE
+    #: DuckDB's memory cap while an upload is stored. It holds for the whole database, reads
+    #: included (the players' figures, pages), so it is larger than ``backalley ingest``'s.
+    memory_limit: str = MEMORY_LIMIT
+
+
+def read_tokens_file(path: Path) -> frozenset[str]:
+    """One token per line; blank lines and lines starting with ``#`` are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ServiceError(f"{path}: cannot read the tokens file: {getattr(exc, 'strerror', None) or exc}") from None
+    tokens = frozenset(t.strip() for t in text.splitlines() if t.strip() and not t.lstrip().startswith("#"))
+    short = [
+        n for n, t in enumerate(text.splitlines(), 1) if t.strip() and not t.startswith("#") and len(t.strip()) < 16
+    ]
+    if short:
+        raise ServiceError(f"{path}:{short[0]}: a token must be at least 16 characters")
+    return tokens

@@ -1,0 +1,191 @@
+"""The running service: the database's only writer, its reading cursors, upload jobs.
+
+Every write (an upload, a token) runs under one lock; uploads are stored by one
+thread (:class:`~backalley.service.writer.Writer`) through the same ingest code
+as ``backalley ingest`` (:func:`backalley.ingest.ingest_items`): idempotent,
+atomic per transaction, conflicts kept in ``rejects``. Reads use cursors of the
+same database, which see every committed write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from backalley.reporting.metrics import Metrics, compute
+from backalley.service import auth
+from backalley.service.replays import Replays
+from backalley.service.settings import Settings
+from backalley.service.writer import Writer
+from backalley.sources import Item
+from backalley.store import Store
+
+log = logging.getLogger("backalley.service")
+
+#: Finished jobs kept for polling (the oldest are forgotten first).
+KEEP_JOBS = 200
+FATES = ("stored", "duplicate", "conflict", "rejected")
+
+
+@dataclass
+class Job:
+    """A large upload stored in the background."""
+
+    id: str
+    records: int
+    status: str = "queued"  # queued, running, finished, failed
+    done: int = 0
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "records": self.records,
+            "done": self.done,
+            "result": self.result,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Service:
+    settings: Settings
+    store: Store = field(init=False)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Bumped after every write: cached figures older than it are recomputed.
+    generation: int = 0
+    jobs: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+
+    def __post_init__(self) -> None:
+        self.store = Store.open(self.settings.db)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
+        self.replays = Replays(self.settings.workers)
+        self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
+        #: (generation, time computed, figures)
+        self._metrics: tuple[int, float, Metrics] | None = None
+        self._metrics_lock = threading.Lock()
+        self._refreshing = False
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._writer.close()
+        self.replays.close()
+        with self.lock:
+            self.store.con.execute("CHECKPOINT")
+            self.store.close()
+
+    @contextmanager
+    def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor for reading: it sees what was committed when it runs."""
+        cur = self.store.con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def token_ok(self, token: str | None) -> bool:
+        with self.reader() as cur:
+            return auth.known(token, self.settings.tokens, cur)
+
+    def _written(self) -> None:
+        self.generation += 1
+
+    def create_token(self, name: str) -> str:
+        with self.lock:
+            return auth.create_token(self.store, name)
+
+    # -- uploads ------------------------------------------------------------------------
+
+    def upload(self, items: list[Item], job: Job | None = None) -> dict[str, Any]:
+        """Validate and store ``items``; per record its report and its fate.
+
+        The records are replayed first (in the worker processes), then stored
+        by the writer thread, together with other uploads waiting for it.
+        """
+        built = self.replays.built(items)
+
+        def progress(done: int) -> None:
+            if job is not None:
+                job.done = done
+
+        fates = self._writer.write(items, [b for b, _ in built], progress)
+        counts = dict.fromkeys(FATES, 0)
+        results = []
+        for (_, report), (what, message) in zip(built, fates, strict=True):
+            counts[what] = counts.get(what, 0) + 1
+            results.append({"fate": what, "message": message or None, "report": report})
+        return {"records": len(items), "fates": counts, "results": results}
+
+    def submit(self, items: list[Item]) -> Job:
+        """Store ``items`` in the background (one job at a time, in order of submission)."""
+        job = Job(uuid.uuid4().hex, len(items))
+        self.jobs[job.id] = job
+        while len(self.jobs) > KEEP_JOBS:
+            oldest = next(iter(self.jobs.values()))
+            if oldest.status in ("queued", "running"):
+                break
+            self.jobs.popitem(last=False)
+        self._pool.submit(self._run, job, items)
+        return job
+
+    def _run(self, job: Job, items: list[Item]) -> None:
+        job.status = "running"
+        try:
+            job.result = self.upload(items, job)
+            job.status = "finished"
+        except Exception as exc:  # a job's failure is its answer, not a crash of the service
+            job.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            job.status = "failed"
+
+    # -- figures --------------------------------------------------------------------------
+
+    def reports(self, items: list[Item]) -> list[dict[str, Any]]:
+        """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
+        return self.replays.reports(items)
+
+    def metrics(self) -> Metrics:
+        """The report's figures: computed on the first call; after a write, recomputed in the background
+        (at most once per ``metrics_max_age`` seconds) while the last figures are served."""
+        with self._metrics_lock:
+            cached = self._metrics
+            if cached is None:
+                cached = self._compute_metrics()
+            elif self._stale(cached) and not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True).start()
+            return cached[2]
+
+    def _stale(self, cached: tuple[int, float, Metrics]) -> bool:
+        return cached[0] != self.generation and time.monotonic() - cached[1] >= self.settings.metrics_max_age
+
+    def _compute_metrics(self) -> tuple[int, float, Metrics]:
+        gen, now = self.generation, time.monotonic()
+        with self.reader() as cur:
+            self._metrics = (gen, now, compute(cur))
+        return self._metrics
+
+    def _refresh_metrics(self) -> None:
+        try:
+            fresh = None
+            gen, now = self.generation, time.monotonic()
+            with self.reader() as cur:
+                fresh = (gen, now, compute(cur))
+        except Exception:  # the figures stay as they were; the next write tries again
+            log.exception("recomputing the players' figures failed")
+        finally:
+            with self._metrics_lock:
+                if fresh is not None:
+                    self._metrics = fresh
+                self._refreshing = False

@@ -1,0 +1,412 @@
+"""``backalley serve``'s API and pages through FastAPI's test client: every endpoint and status."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from fastapi.testclient import TestClient
+
+from backalley.reporting import write_reports
+from backalley.reporting.html import player_file
+from backalley.service.app import create_app
+from backalley.service.settings import Settings
+from tests.service_games import HOSTILE_PLAYERS, XSS, faulty, hostile, line, ndjson, record
+
+TOKEN = "test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+NDJSON = {"content-type": "application/x-ndjson"}
+PROBLEM = "application/problem+json"
+
+
+def make_client(db: Path, **settings: Any) -> TestClient:
+    return TestClient(create_app(Settings(db=db, tokens=frozenset({TOKEN}), **settings)), raise_server_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "service.duckdb"
+
+
+@pytest.fixture
+def client(db: Path) -> Iterator[TestClient]:
+    with make_client(db) as c:
+        yield c
+
+
+def upload(client: TestClient, body: bytes, headers: dict[str, str] | None = None) -> Any:
+    return client.post("/api/v1/games", content=body, headers={**NDJSON, **AUTH, **(headers or {})})
+
+
+def counts(client: TestClient) -> tuple[int, int]:
+    with client.app.state.service.reader() as cur:  # type: ignore[attr-defined]
+        return (
+            cur.execute("SELECT count(*) FROM games").fetchall()[0][0],
+            cur.execute("SELECT count(*) FROM rejects").fetchall()[0][0],
+        )
+
+
+def assert_problem(r: Any, status: int) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"].startswith(PROBLEM)
+    body: dict[str, Any] = r.json()
+    assert body["status"] == status and body["title"] and body["detail"] and body["type"] == "about:blank"
+    assert "Traceback" not in r.text
+    return body
+
+
+# --- validate: stores nothing -------------------------------------------------------------
+
+
+def test_validate_one_json_record(client: TestClient) -> None:
+    r = client.post("/api/v1/validate", content=line(record("v1")), headers={"content-type": "application/json"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
+    reports = [json.loads(x) for x in r.text.splitlines()]
+    assert len(reports) == 1
+    rep = reports[0]
+    assert rep["game_id"] == "v1" and rep["valid"] and not rep["complete"] and rep["line"] is None
+    assert set(rep) == {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}
+    assert counts(client) == (0, 0)
+
+
+def test_validate_ndjson_and_multipart(client: TestClient) -> None:
+    body = ndjson(record("v1"), faulty(record("v2", seed=2)))
+    r = client.post("/api/v1/validate", content=body, headers=NDJSON)
+    reports = [json.loads(x) for x in r.text.splitlines()]
+    assert [(x["game_id"], x["valid"], x["line"]) for x in reports] == [("v1", True, 1), ("v2", False, 2)]
+    assert "NOT_IN_HAND" in {v["code"] for v in reports[1]["violations"]}
+    r = client.post("/api/v1/validate", files={"file": ("games.jsonl", body, "application/octet-stream")})
+    assert r.status_code == 200
+    assert [json.loads(x)["source"] for x in r.text.splitlines()] == ["games.jsonl", "games.jsonl"]
+    r = client.post("/api/v1/validate", files={"file": ("one.json", line(record("v3")).encode(), "application/json")})
+    assert [json.loads(x)["game_id"] for x in r.text.splitlines()] == ["v3"]
+    assert counts(client) == (0, 0)
+
+
+# --- upload: fates, idempotence, conflicts ------------------------------------------------------
+
+
+def test_upload_stores_and_reports_each_fate(client: TestClient) -> None:
+    body = ndjson(record("g1"), faulty(record("g2", seed=2))) + b"this is not json\n"
+    r = upload(client, body)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["records"] == 3
+    assert out["fates"] == {"stored": 2, "duplicate": 0, "conflict": 0, "rejected": 1}
+    assert [x["fate"] for x in out["results"]] == ["stored", "stored", "rejected"]
+    assert [x["report"]["valid"] for x in out["results"]] == [True, False, False]
+    assert out["results"][2]["report"]["violations"][0]["code"] == "JSON"
+    assert counts(client) == (2, 1)
+
+
+def test_reupload_is_idempotent(client: TestClient) -> None:
+    body = ndjson(record("g1"), record("g2", seed=2)) + b"{broken\n"
+    first = upload(client, body).json()
+    again = upload(client, body).json()
+    assert first["fates"]["stored"] == 2
+    assert again["fates"] == {"stored": 0, "duplicate": 2, "conflict": 0, "rejected": 1}
+    assert counts(client) == (2, 1)  # the same reject (source, line, content) is not kept twice
+
+
+def test_conflict_is_kept_in_rejects(client: TestClient) -> None:
+    upload(client, ndjson(record("g1")))
+    other = record("g1", seed=9)  # same game_id, different content
+    out = upload(client, ndjson(other)).json()
+    assert out["fates"]["conflict"] == 1
+    assert "already stored" in out["results"][0]["message"]
+    with client.app.state.service.reader() as cur:  # type: ignore[attr-defined]
+        rows = cur.execute("SELECT reason, game_id, raw FROM rejects").fetchall()
+    assert rows == [("conflict", "g1", line(other))]
+    stored = client.get("/api/v1/games/g1").json()
+    assert stored["players"] == record("g1")["players"]  # the first upload stays
+
+
+def test_large_upload_becomes_a_job(db: Path) -> None:
+    with make_client(db, job_threshold=2) as client:
+        body = ndjson(record("j1"), record("j2", seed=2), record("j3", seed=3))
+        r = upload(client, body)
+        assert r.status_code == 202, r.text
+        href = r.headers["location"]
+        assert href == r.json()["href"] and href.startswith("/api/v1/jobs/")
+        deadline = time.monotonic() + 60
+        while (job := client.get(href, headers=AUTH).json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.05)
+        assert job["status"] == "finished" and job["done"] == 3
+        assert job["result"]["fates"]["stored"] == 3
+        assert_problem(client.get(href), 401)
+        assert_problem(client.get("/api/v1/jobs/nope", headers=AUTH), 404)
+        assert counts(client) == (3, 0)
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def test_get_game_deal_player(client: TestClient) -> None:
+    rec = faulty(record("g2", seed=2))
+    upload(client, ndjson(rec))
+    g = client.get("/api/v1/games/g2").json()
+    assert g["game_id"] == "g2" and g["status"] == "invalid" and len(g["deals"]) == 3
+    assert g["players"] == rec["players"]
+    assert "NOT_IN_HAND" in {v["code"] for v in g["violations"]}
+    d = client.get("/api/v1/games/g2/deals/1").json()
+    assert [h["cards"] for h in d["hands"]] == [rec["deals"][0]["hands"][s] for s in "NESW"]
+    assert d["trump_card"] == rec["deals"][0]["trump_card"]
+    first = d["tricks"][0]
+    assert [p["card"] for p in first["plays"]] == rec["deals"][0]["tricks"][0]["cards"]
+    assert [v["code"] for v in first["plays"][1]["faults"]] == ["NOT_IN_HAND"]
+    assert first["plays"][0]["faults"] == []
+    name = rec["players"]["N"]
+    p = client.get(f"/api/v1/players/{name}").json()
+    assert p["player"] == name and [x["game_id"] for x in p["games"]] == ["g2"]
+    assert_problem(client.get("/api/v1/games/nope"), 404)
+    assert_problem(client.get("/api/v1/games/g2/deals/4"), 404)
+    assert_problem(client.get("/api/v1/games/g2/deals/0"), 404)
+    assert_problem(client.get("/api/v1/games/g2/deals/x"), 404)
+    assert_problem(client.get("/api/v1/players/nobody"), 404)
+    assert_problem(client.get("/api/v1/no/such/endpoint"), 404)
+    assert_problem(client.delete("/api/v1/games/g2"), 405)
+
+
+def test_openapi_describes_the_api(client: TestClient) -> None:
+    spec = client.get("/api/v1/openapi.json").json()
+    assert {
+        "/api/v1/validate",
+        "/api/v1/games",
+        "/api/v1/jobs/{job_id}",
+        "/api/v1/games/{game_id}",
+        "/api/v1/games/{game_id}/deals/{n}",
+        "/api/v1/players/{player_id}",
+    } <= set(spec["paths"])
+    body = spec["paths"]["/api/v1/games"]["post"]["requestBody"]["content"]
+    assert {"application/json", "application/x-ndjson", "multipart/form-data"} <= set(body)
+
+
+# --- tokens ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers", [{}, {"Authorization": "Bearer wrong-token-0123456789"}, {"Authorization": f"Basic {TOKEN}"}]
+)
+def test_upload_without_a_good_token_is_refused(client: TestClient, headers: dict[str, str]) -> None:
+    r = client.post("/api/v1/games", content=ndjson(record("g1")), headers={**NDJSON, **headers})
+    assert_problem(r, 401)
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    assert counts(client) == (0, 0)
+    assert client.get("/api/v1/games/g1").status_code == 404
+
+
+def test_token_created_in_the_database(client: TestClient) -> None:
+    svc = client.app.state.service  # type: ignore[attr-defined]
+    token = svc.create_token("club server")
+    r = client.post(
+        "/api/v1/games", content=ndjson(record("g1")), headers={**NDJSON, "Authorization": f"Bearer {token}"}
+    )
+    assert r.status_code == 200
+    with svc.reader() as cur:
+        assert cur.execute("SELECT name, token_hash <> ? FROM api_tokens", [token]).fetchall() == [
+            ("club server", True)
+        ]
+    with pytest.raises(ValueError, match="exists already"):
+        svc.create_token("club server")
+
+
+def test_private_mode_needs_a_token_to_read(db: Path) -> None:
+    with make_client(db, private=True) as client:
+        upload(client, ndjson(record("g1")))
+        assert_problem(client.get("/api/v1/games/g1"), 401)
+        assert client.get("/api/v1/games/g1", headers=AUTH).status_code == 200
+        page = client.get("/games/g1")
+        assert page.status_code == 401 and page.headers["content-type"].startswith("text/html")
+        assert client.get("/games/g1", headers=AUTH).status_code == 200
+        assert client.get("/players").status_code == 401
+    with make_client(db) as client:  # open by default
+        assert client.get("/api/v1/games/g1").status_code == 200
+
+
+# --- limits ---------------------------------------------------------------------------------
+
+
+def test_body_too_large(db: Path) -> None:
+    with make_client(db, max_body=10_000) as client:
+        body = ndjson(*(record(f"g{i}", seed=i) for i in range(3)))
+        assert len(body) > 10_000
+        assert_problem(upload(client, body), 413)
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: the limit is counted while reading
+            yield body
+
+        assert_problem(client.post("/api/v1/games", content=chunks(), headers={**NDJSON, **AUTH}), 413)
+        assert counts(client) == (0, 0)
+
+
+def test_record_too_large(db: Path) -> None:
+    with make_client(db, max_record=1_000) as client:
+        body = ndjson(record("g1"))
+        problem = assert_problem(upload(client, body), 413)
+        assert "upload:1" in problem["detail"] and "1,000-byte" in problem["detail"]
+        assert counts(client) == (0, 0)
+
+
+def test_wrong_content_type(client: TestClient) -> None:
+    for kind in ("text/plain", "application/xml", ""):
+        assert_problem(upload(client, b"{}", {"content-type": kind}), 415)
+        assert_problem(client.post("/api/v1/validate", content=b"{}", headers={"content-type": kind}), 415)
+
+
+def test_malformed_multipart(client: TestClient) -> None:
+    broken = {"content-type": "multipart/form-data; boundary=xyz"}
+    assert_problem(upload(client, b"--xyz\r\nContent-Disposition: form-data; name=\r\n\r\nnope", broken), 400)
+    assert_problem(
+        client.post("/api/v1/games", data={"note": "no file"}, files={"other": ("a", b"b")}, headers=AUTH), 400
+    )
+    no_boundary = {"content-type": "multipart/form-data"}
+    assert_problem(upload(client, b"garbage", no_boundary), 400)
+    assert counts(client) == (0, 0)
+
+
+# --- pages -----------------------------------------------------------------------------------------
+
+
+def test_upload_form_and_report(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and 'name="token"' in page.text and 'type="file"' in page.text
+    body = ndjson(record("g1"), faulty(record("g2", seed=2)))
+    r = client.post("/upload", data={"token": TOKEN}, files={"file": ("games.jsonl", body, "application/x-ndjson")})
+    assert r.status_code == 200
+    assert r.text.count('class="box record"') == 2
+    assert 'data-status="incomplete"' in r.text and 'data-status="invalid"' in r.text
+    assert 'href="/games/g2/deals/1#trick-1"' in r.text
+    refused = client.post("/upload", data={"token": "nope"}, files={"file": ("g.jsonl", ndjson(record("g3")), "x")})
+    assert refused.status_code == 401 and "nothing was stored" in refused.text
+    assert counts(client) == (2, 0)
+
+
+def test_deal_viewer_marks_the_faulty_play(client: TestClient) -> None:
+    upload(client, ndjson(faulty(record("g2", seed=2))))
+    page = client.get("/games/g2/deals/1")
+    assert page.status_code == 200
+    assert 'class="c red fault"' in page.text or 'class="c black fault"' in page.text or "joker fault" in page.text
+    assert "NOT_IN_HAND" in page.text and 'rel="next"' in page.text and 'rel="prev"' not in page.text
+    assert 'rel="prev"' in client.get("/games/g2/deals/2").text
+    game = client.get("/games/g2")
+    assert game.status_code == 200 and "/games/g2/deals/1#trick-1" in game.text
+
+
+def test_web_errors_are_plain_pages(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    for path in ("/games/nope", "/games/nope/deals/1", "/players/nobody", "/no/such/page"):
+        r = client.get(path)
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html"), path
+    assert client.post("/upload", content=b"x", headers={"content-type": "text/plain"}).status_code == 415
+    from backalley.service import data
+
+    def boom(*_: Any) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(data, "game", boom)
+    for path in ("/games/g1", "/api/v1/games/g1"):
+        r = client.get(path)
+        assert r.status_code == 500 and "secret internals" not in r.text and "Traceback" not in r.text
+
+
+def test_hostile_text_is_escaped_everywhere(client: TestClient) -> None:
+    rec = hostile(faulty(record("g9", seed=4)))
+    r = client.post("/upload", data={"token": TOKEN}, files={"file": ("<b>x</b>.jsonl", ndjson(rec), "x")})
+    pages = {"upload": r.text}
+    for path in ("/games/g9", "/games/g9/deals/1", "/players"):
+        pages[path] = client.get(path).text
+    for name in HOSTILE_PLAYERS.values():
+        res = client.get(f"/players/{name}")
+        assert res.status_code == 200, name
+        pages[name] = res.text
+    for where, text in pages.items():
+        assert XSS not in text and "<img src=x" not in text and "<b>x</b>" not in text, where
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages["/games/g9"]
+    assert "{{7*7}}" in pages["/games/g9"] and "[/]" in pages["/games/g9"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in pages["/games/g9"]
+
+
+def test_player_pages_show_the_report_figures(db: Path, tmp_path: Path) -> None:
+    with make_client(db) as client:
+        upload(client, ndjson(record("g1"), record("g2", seed=2), hostile(record("g3", seed=3))))
+    out = tmp_path / "reports"
+    write_reports(db, out)
+    with make_client(db) as client:
+        with client.app.state.service.reader() as cur:  # type: ignore[attr-defined]
+            names = [r[0] for r in cur.execute("SELECT DISTINCT player FROM player_games").fetchall()]
+        assert XSS in names
+        for name in names:
+            served = client.get(f"/players/{name}").text
+            assert served == (out / player_file(name)).read_text(encoding="utf-8"), name
+        assert client.get("/players").text == (out / "index.html").read_text(encoding="utf-8")
+        # The report's own links work in the service: players/<slug>.html and ../index.html.
+        slug = player_file(names[0]).removeprefix("players/")
+        assert client.get(f"/players/{slug}").text == (out / player_file(names[0])).read_text(encoding="utf-8")
+        assert client.get("/index.html", follow_redirects=False).headers["location"] == "/players"
+
+
+def test_only_writer_of_the_database(client: TestClient, db: Path) -> None:
+    """While the service runs, nothing else can write the file (DuckDB's lock; one writer)."""
+    upload(client, ndjson(record("g1")))
+    with pytest.raises(duckdb.Error):
+        duckdb.connect(str(db)).execute("SELECT 1")
+
+
+def test_worker_processes_give_the_same_answers(tmp_path: Path) -> None:
+    """Replays in worker processes (``serve --workers``) answer exactly as in the service's own process."""
+    body = ndjson(record("g1"), faulty(record("g2", seed=2)), hostile(record("g3", seed=3))) + b"[1, 2]\n{oops\n"
+    answers = []
+    for workers in (1, 2):
+        with make_client(tmp_path / f"w{workers}.duckdb", workers=workers) as client:
+            answers.append(
+                (
+                    upload(client, body).json(),
+                    client.post("/api/v1/validate", content=body, headers=NDJSON).text,
+                    client.get("/api/v1/games/g2/deals/1").json(),
+                )
+            )
+    assert answers[0] == answers[1]
+    assert answers[0][0]["fates"] == {"stored": 3, "duplicate": 0, "conflict": 0, "rejected": 2}
+
+
+def test_concurrent_uploads_are_stored_as_if_one_after_the_other(client: TestClient) -> None:
+    """Uploads waiting for the writer are stored together: a game sent by two of them is stored once."""
+    import threading
+
+    svc = client.app.state.service  # type: ignore[attr-defined]
+    from backalley.sources import Item
+
+    same = line(record("shared")).encode()
+    answers: list[dict[str, Any]] = []
+    uploads = [
+        [Item("upload", 1, same), Item("upload", 2, line(record(f"own{k}", seed=k + 5)).encode())] for k in range(6)
+    ]
+    threads = [threading.Thread(target=lambda items=items: answers.append(svc.upload(items))) for items in uploads]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    shared = sorted(a["results"][0]["fate"] for a in answers)
+    assert shared == ["duplicate"] * 5 + ["stored"]
+    assert all(a["results"][1]["fate"] == "stored" for a in answers)
+    assert counts(client) == (7, 0)
+
+
+def test_player_figures_follow_the_uploads(db: Path) -> None:
+    """After a write the figures are recomputed in the background; the page shows the last ones meanwhile."""
+    with make_client(db, metrics_max_age=0) as client:
+        upload(client, ndjson(record("g1")))
+        assert "Newcomer" not in client.get("/players").text
+        rec = record("g2", seed=2)
+        rec["players"]["N"] = "Newcomer"
+        upload(client, ndjson(rec))
+        deadline = time.monotonic() + 60
+        while "Newcomer" not in client.get("/players").text:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert client.get("/players/Newcomer").status_code == 200

@@ -1,0 +1,126 @@
+"""The service in a real browser: upload through the form, read both verdicts, follow a violation to its play.
+
+``backalley serve`` runs as its own process on a free port of 127.0.0.1;
+headless Chromium is driven over the DevTools protocol as in
+test_report_browser.py (skipped without Chromium, except under CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.service_games import faulty, ndjson, record
+from tests.test_report_browser import Browser, problems, require_chromium, screenshots_dir
+
+pytestmark = pytest.mark.browser
+
+TOKEN = "browser-token-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    tokens = tmp_path / "tokens"
+    tokens.write_text(TOKEN + "\n")
+    port = free_port()
+    cmd = [sys.executable, "-m", "backalley", "serve", "--db", str(tmp_path / "s.duckdb"), "--port", str(port)]
+    proc = subprocess.Popen([*cmd, "--tokens", str(tokens)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/", timeout=5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the service did not start: {proc.stderr.read() if proc.stderr else ''!r}"
+                    ) from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    binary = require_chromium()
+    b = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def page_problems(b: Browser, base: str) -> list[str]:
+    """Console errors, exceptions, failed requests, and any request that leaves the service."""
+    found = problems(b.events)
+    return [
+        p for p in found if not (p.startswith("request to another host: ") and p.split(": ", 1)[1].startswith(base))
+    ]
+
+
+def js(b: Browser, expression: str) -> Any:
+    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+    if "exceptionDetails" in r:
+        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
+    return r["result"].get("value")
+
+
+def follow(b: Browser, expression: str) -> None:
+    """Run ``expression`` (a click or a submit) and wait for the next page to load."""
+    b.events.clear()
+    js(b, expression)
+    b.wait_for("Page.loadEventFired")
+    time.sleep(0.2)
+    js(b, "1")
+
+
+def test_upload_in_the_browser_and_follow_a_violation(server: str, browser: Browser, tmp_path: Path) -> None:
+    games = tmp_path / "games.jsonl"
+    games.write_bytes(ndjson(record("good-1"), faulty(record("bad-2", seed=2))))
+    seen = browser.open(server + "/")
+    assert not [p for p in seen if server not in p], seen
+    # Fill the form as a person would: choose the file, type the token, press the button.
+    root = browser.call("DOM.getDocument", session=True)["root"]["nodeId"]
+    node = browser.call("DOM.querySelector", {"nodeId": root, "selector": "#file"}, session=True)["nodeId"]
+    browser.call("DOM.setFileInputFiles", {"nodeId": node, "files": [str(games)]}, session=True)
+    js(browser, f"document.getElementById('token').value = {TOKEN!r}")
+    follow(browser, "document.querySelector('form.upload button[type=submit]').click()")
+    assert not page_problems(browser, server), page_problems(browser, server)
+    verdicts = js(browser, "[...document.querySelectorAll('.record')].map(e => e.dataset.status)")
+    assert verdicts == ["incomplete", "invalid"]  # a valid game of 3 deals is incomplete; the other breaks a rule
+    fates = js(browser, "[...document.querySelectorAll('.record .fate')].map(e => e.textContent)")
+    assert fates == ["stored", "stored"]
+    link = js(
+        browser,
+        "[...document.querySelectorAll('a.violation')].find(a => a.closest('li').textContent.includes('NOT_IN_HAND')).href",
+    )
+    assert link == f"{server}/games/bad-2/deals/1#trick-1"
+    follow(browser, "document.querySelector('a.violation[href=\"/games/bad-2/deals/1#trick-1\"]').click()")
+    assert not page_problems(browser, server), page_problems(browser, server)
+    assert js(browser, "location.href") == link
+    marked = js(browser, "[...document.querySelectorAll('#trick-1 .c.fault')].map(e => [e.textContent, e.title])")
+    assert marked and all("NOT_IN_HAND" in title for _, title in marked), marked
+    assert js(browser, "document.querySelector('#trick-1').classList.contains('fault')")
+    assert "NOT_IN_HAND" in js(browser, "document.querySelector('#trick-1').textContent")
+    browser.screenshot(screenshots_dir() / "service_deal_viewer.png", 1100)
+    if os.environ.get("SERVICE_SCREENSHOT"):
+        browser.screenshot(Path(os.environ["SERVICE_SCREENSHOT"]), 1100)

@@ -1,0 +1,66 @@
+"""``backalley show``, ``backalley token create`` and ``backalley serve``'s option errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from backalley.cli import app
+from backalley.service.settings import ServiceError, read_tokens_file
+from tests.service_games import HOSTILE_PLAYERS, faulty, hostile, ndjson, record
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    src = tmp_path / "games.jsonl"
+    src.write_bytes(ndjson(hostile(faulty(record("g1")))))
+    path = tmp_path / "s.duckdb"
+    result = runner.invoke(app, ["ingest", str(src), "--db", str(path), "--workers", "1"])
+    assert result.exit_code == 1, result.output  # the game is invalid: stored, exit 1
+    return path
+
+
+def test_show_deal_prints_the_deal_and_its_faults(db: Path) -> None:
+    result = runner.invoke(app, ["show", "g1", "--deal", "1", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    for name in HOSTILE_PLAYERS.values():  # data printed as text, never read as markup
+        assert name in text
+    assert "NOT_IN_HAND" in text and "Hands as dealt" in text and "Tricks" in text and "Score after" in text
+
+
+def test_show_game_and_errors(db: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["show", "g1", "--db", str(db)])
+    assert result.exit_code == 0 and "Deals" in result.stdout and "[/]" in result.stdout
+    for args, message in (
+        (["show", "nope", "--db", str(db)], "no game 'nope'"),
+        (["show", "g1", "--deal", "9", "--db", str(db)], "has no deal 9"),
+        (["show", "g1", "--db", str(tmp_path / "none.duckdb")], "no such database"),
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert "Traceback" not in result.output
+
+
+def test_token_create(db: Path) -> None:
+    result = runner.invoke(app, ["token", "create", "club", "--db", str(db)])
+    assert result.exit_code == 0
+    token = result.stdout.strip()
+    assert token.startswith("ba_") and len(token) > 30
+    again = runner.invoke(app, ["token", "create", "club", "--db", str(db)])
+    assert again.exit_code == 2 and "exists already" in again.output
+
+
+def test_tokens_file(tmp_path: Path) -> None:
+    f = tmp_path / "tokens"
+    f.write_text("# the club's game server\nfirst-token-0123456789\n\n  second-token-0123456789  \n")
+    assert read_tokens_file(f) == {"first-token-0123456789", "second-token-0123456789"}
+    f.write_text("short\n")
+    with pytest.raises(ServiceError, match=r"tokens:1: a token must be at least 16"):
+        read_tokens_file(f)
+    result = runner.invoke(app, ["serve", "--tokens", str(tmp_path / "missing"), "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 2 and "cannot read the tokens file" in result.output
