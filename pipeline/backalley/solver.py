@@ -128,7 +128,9 @@ class DealSolver:
         self.trick: list[int] = []
         self.broken = False
         self.won = 0  # tricks the side has won so far
-        self.tt: dict[int, tuple[int, int]] = {}
+        #: Bounds on the side's tricks from a trick boundary, packed ``lo << 8 | hi`` (ints, not tuples:
+        #: millions of tuples would keep the cyclic GC busy).
+        self.tt: dict[int, int] = {}
         self.best: dict[int, int] = {}
         self.nodes = 0
 
@@ -173,7 +175,7 @@ class DealSolver:
         lo, hi = 0, self.tricks_left()
         bounds = self.tt.get(self._rel_key()) if not self.trick and self.pruning.tt else None
         if bounds is not None:
-            lo, hi = bounds
+            lo, hi = bounds >> 8, bounds & 255
         while lo < hi:
             target = (lo + hi + 1) // 2
             if self.at_least(target):
@@ -229,9 +231,9 @@ class DealSolver:
         if pruning.tt:
             bounds = self.tt.get(tt_key)
             if bounds is not None:
-                if bounds[0] >= target:
+                if bounds >> 8 >= target:
                     return True
-                if bounds[1] < target:
+                if bounds & 255 < target:
                     return False
         if pruning.quick_tricks:
             mine, theirs = self._sure_tricks()
@@ -249,8 +251,9 @@ class DealSolver:
                 order.insert(0, hint)
         result = self._try(seat, order, target)
         if pruning.tt:
-            lo, hi = self.tt.get(tt_key, (0, left))
-            self.tt[tt_key] = (max(lo, target), hi) if result else (lo, min(hi, target - 1))
+            bounds = self.tt.get(tt_key, left)
+            lo, hi = bounds >> 8, bounds & 255
+            self.tt[tt_key] = max(lo, target) << 8 | hi if result else lo << 8 | min(hi, target - 1)
         return result
 
     def _try(self, seat: int, order: list[int], target: int) -> bool:
@@ -424,12 +427,12 @@ def _top_trumps(solver: DealSolver, trumps: int, sure: list[int]) -> None:
         sure[index] = count
 
 
-_PACKED: dict[tuple[int, int], int] = {}
+_PACKED: dict[int, int] = {}
 
 
 def _pack(cards: int, among: int) -> int:
     """The bits of ``cards`` at the positions of ``among``'s set bits, packed low (``cards`` within ``among``)."""
-    key = (cards, among)
+    key = among << 54 | cards  # an int key: ints are not tracked by the cyclic GC, tuples are
     packed = _PACKED.get(key)
     if packed is None:
         packed = 0
