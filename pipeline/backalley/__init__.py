@@ -4,8 +4,8 @@ import hashlib as _hashlib
 import importlib.machinery as _machinery
 from pathlib import Path as _Path
 
-#: Modules that setup.py compiles with mypyc (the replay's hot path).
-COMPILED_MODULES = ("cards", "rules", "replay")
+#: Modules that setup.py compiles with mypyc (the replay's and the solver's hot paths).
+COMPILED_MODULES = ("cards", "rules", "replay", "solver")
 
 
 def _source_hash(here: _Path) -> str:

@@ -120,6 +120,7 @@ class DealSolver:
         self.initial_trumps = self.remaining & self.trump_mask
         self.suit_masks = _suit_masks(rules_, self.remaining)
         self.groups = sorted(set(m for m in self.suit_masks if m))
+        self.plain_groups = [g for g in self.groups if not g & self.trump_mask]
         self.special = 0
         for c in range(NUM_CARDS):
             if self.remaining >> c & 1 and rules_.special_lead(c):
@@ -376,31 +377,47 @@ class DealSolver:
     # -- quick tricks --------------------------------------------------------------------------
 
     def _sure_tricks(self) -> tuple[int, int]:
-        """Tricks the side and the other seats are each sure of, at a trick boundary."""
+        """Tricks the side and the other seats are each sure of, at a trick boundary.
+
+        The leader's cashing tricks hold no trump, so they add to its side's top-trump tricks.
+        """
         sure = [0, 0]  # [side, others]
         trumps = self.remaining & self.trump_mask
         if trumps:
             _top_trumps(self, trumps, sure)
-        self._cashable(sure)
+        sure[0 if self.side >> self.leader & 1 else 1] += self._cashable()
         left = self.hands[self.leader].bit_count()
         return min(sure[0], left), min(sure[1], left)
 
-    def _cashable(self, sure: list[int]) -> None:
-        """The leader's top cards in the suits nobody else can ruff (nobody else holds a trump)."""
+    def _cashable(self) -> int:
+        """Tricks the leader takes by leading its top cards of the plain suits, one after another.
+
+        A round of a suit is safe while every opponent who holds a trump still holds
+        a card of the suit (so follows it), and while each partner who holds a trump
+        can still play a plain card (so need not overtake with one).
+        """
         leader = self.leader
-        others = self.remaining & ~self.hands[leader]
-        if others & self.trump_mask:
-            return
-        hand = self.hands[leader]
-        total = (hand & self.trump_mask).bit_count()  # every trump wins: nobody else holds one
-        for suit in set(self.suit_masks[c] for c in _cards_high_first(hand & ~self.trump_mask)):
+        hands = self.hands
+        hand = hands[leader]
+        tm = self.trump_mask
+        team = self.side if self.side >> leader & 1 else ~self.side & 15
+        others = self.remaining & ~hand
+        limit = 13
+        for seat in range(4):
+            if seat != leader and team >> seat & 1 and hands[seat] & tm:
+                limit = min(limit, (hands[seat] & ~tm).bit_count())
+        total = 0
+        for suit in self.plain_groups:
             held = hand & suit
+            if not held:
+                continue
             rest = others & suit
-            # the leader's cards above the highest other card of the suit
-            total += (held >> (rest.bit_length())).bit_count() if rest else held.bit_count()
-        mine = 0 if self.side >> leader & 1 else 1
-        if total > sure[mine]:
-            sure[mine] = total
+            top = (held >> rest.bit_length()).bit_count() if rest else held.bit_count()
+            for seat in range(4):
+                if top and not team >> seat & 1 and hands[seat] & tm:
+                    top = min(top, (hands[seat] & suit).bit_count())
+            total += top
+        return min(total, limit)
 
 
 def _top_trumps(solver: DealSolver, trumps: int, sure: list[int]) -> None:
