@@ -71,6 +71,11 @@ def test_analyze_files_json_and_text(tmp_path: Path) -> None:
     assert lines[1]["game_id"] is None and lines[1]["deals"] == [] and lines[1]["error"]
     text = runner.invoke(app, ["analyze", str(path)])
     assert text.exit_code == 1 and "makeable NS" in text.stdout and f"{path}:2" in text.stdout
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    capped = runner.invoke(app, ["analyze", "--json", "--max-cards", "1", str(path)])
+    deals = json.loads(capped.stdout)["deals"]
+    assert any("over --max-cards" in d.get("skipped", "") for d in deals)
+    assert all(d["dd"] is None or sum(d["dd"].values()) == 1 for d in deals)
     missing = runner.invoke(app, ["analyze", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 2
 
@@ -81,9 +86,17 @@ def test_analyze_store_is_incremental(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     db = tmp_path / "s.duckdb"
     assert runner.invoke(app, ["ingest", "--db", str(db), str(path)]).exit_code in (0, 1)
-    first = runner.invoke(app, ["analyze", "--db", str(db)])
+    small = runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "1"])
+    assert small.exit_code == 0, small.output
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        one_card = con.execute("SELECT count(*) FROM deals WHERE NOT pass_out AND hand_size = 1").fetchall()[0][0]
+        assert con.execute("SELECT count(*) FROM dd_deals").fetchall()[0][0] == one_card > 0
+    finally:
+        con.close()
+    first = runner.invoke(app, ["analyze", "--db", str(db), "--workers", "2"])
     assert first.exit_code == 0, first.output
-    assert "2 games" in first.stdout
+    assert "2 games" in first.stdout  # the larger deals of both games were left for this run
     con = duckdb.connect(str(db), read_only=True)
     try:
         played = con.execute("SELECT count(*) FROM deals WHERE NOT pass_out").fetchall()[0][0]

@@ -14,7 +14,9 @@ values of NS and EW add up to the hand size.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,8 @@ class DealAnalysis:
     values: DealValues | None
     #: Why a non-pass-out deal was not analysed ("" when it was).
     skipped: str = ""
+    #: Left for another run (outside ``--max-cards``, or already stored): not a fault of the deal.
+    deferred: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         v = self.values
@@ -144,33 +148,50 @@ def _bad_deals(rep: Replay) -> set[int]:
     return {v.deal for v in rep.violations if v.severity == ERROR and v.deal is not None}
 
 
-def analyse_replay(rep: Replay, numbers: list[int], pruning: Pruning = ALL_PRUNING) -> GameAnalysis:
-    """Values of every dealing of a replayed record (``numbers``: each dealing's deal number)."""
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which dealings to solve: those with at most ``max_cards`` a hand, and only ``deals`` if given."""
+
+    max_cards: int = 13
+    deals: frozenset[int] | None = None
+    pruning: Pruning = field(default_factory=Pruning)
+
+
+ALL_DEALS = Scope()
+
+
+def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS) -> GameAnalysis:
+    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number)."""
     bad = _bad_deals(rep)
     game = GameAnalysis(rep.game_id)
     for i, outcome in enumerate(rep.deals):
         k = i + 1
         number = numbers[i] if i < len(numbers) else 0
+        n = len(outcome.cards) // 4
         if outcome.pass_out:
             game.deals.append(DealAnalysis(k, number, True, None))
+        elif scope.deals is not None and k not in scope.deals:
+            game.deals.append(DealAnalysis(k, number, False, None, "not asked for", deferred=True))
         elif k in bad or not outcome.leaders:
             game.deals.append(DealAnalysis(k, number, False, None, "the deal breaks a rule of play"))
+        elif n > scope.max_cards:
+            game.deals.append(DealAnalysis(k, number, False, None, f"{n} cards a hand (over --max-cards)", True))
         else:
-            game.deals.append(DealAnalysis(k, number, False, solve_deal(played_deal(outcome), pruning)))
+            game.deals.append(DealAnalysis(k, number, False, solve_deal(played_deal(outcome), scope.pruning)))
     return game
 
 
-def analyse_record(obj: Any, pruning: Pruning = ALL_PRUNING) -> GameAnalysis:
+def analyse_record(obj: Any, scope: Scope = ALL_DEALS) -> GameAnalysis:
     """Replay one parsed record and analyse each of its valid deals (never raises on bad content)."""
     rep = replay(obj)
     if rep.deals:
         numbers = [d.get("number", 0) if isinstance(d, dict) else 0 for d in obj.get("deals", [])]
-        return analyse_replay(rep, numbers, pruning)
+        return analyse_replay(rep, numbers, scope)
     message = rep.violations[0].message if rep.violations else "no deals"
     return GameAnalysis(rep.game_id, [], f"not analysed: {message}")
 
 
-def analyse_files(paths: list[str]) -> Iterator[tuple[str, GameAnalysis]]:
+def analyse_files(paths: list[str], scope: Scope = ALL_DEALS) -> Iterator[tuple[str, GameAnalysis]]:
     """``(where, analysis)`` for every record of the files (``where``: file, with ``:line`` for JSON Lines).
 
     Raises :class:`SourceError` for a path that does not exist or cannot be read.
@@ -185,19 +206,19 @@ def analyse_files(paths: list[str]) -> Iterator[tuple[str, GameAnalysis]]:
             if error is not None:
                 yield where, GameAnalysis(None, [], error)
                 continue
-            yield where, analyse_record(obj)
+            yield where, analyse_record(obj, scope)
 
 
 # --- the store -----------------------------------------------------------------------------------
 
-#: Games with a stored deal (not a pass-out) that has no row in ``dd_deals`` yet.
+#: Each game with stored deals (not pass-outs, at most ``?`` cards a hand) that have no row in
+#: ``dd_deals`` yet, with those deals.
 PENDING_SQL = """
-SELECT g.game_id, g.raw FROM games g
-WHERE g.schema_ok AND EXISTS (
-    SELECT 1 FROM deals d
-    WHERE d.game_id = g.game_id AND NOT d.pass_out
-      AND NOT EXISTS (SELECT 1 FROM dd_deals x WHERE x.game_id = d.game_id AND x.deal = d.deal)
-)
+SELECT g.game_id, any_value(g.raw), list(d.deal ORDER BY d.deal)
+FROM games g JOIN deals d ON d.game_id = g.game_id
+WHERE g.schema_ok AND NOT d.pass_out AND d.hand_size <= ?
+  AND NOT EXISTS (SELECT 1 FROM dd_deals x WHERE x.game_id = d.game_id AND x.deal = d.deal)
+GROUP BY g.game_id
 ORDER BY g.game_id
 """
 
@@ -219,7 +240,7 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list
     deals: list[tuple[Any, ...]] = []
     plays: list[tuple[Any, ...]] = []
     for d in game.deals:
-        if d.pass_out:
+        if d.pass_out or d.deferred:
             continue
         v = d.values
         if v is None:
@@ -237,44 +258,51 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list
     return deals, plays
 
 
-def _analyse_raw(job: tuple[str, str]) -> tuple[str, GameAnalysis]:
-    game_id, raw = job
+#: One game to analyse: its id, its raw record, and which deals.
+Job = tuple[str, str, "Scope"]
+
+
+def _analyse_raw(job: Job) -> tuple[str, GameAnalysis]:
+    game_id, raw, scope = job
     obj, error = parse(raw.encode("utf-8"))
     if error is not None:
         return game_id, GameAnalysis(game_id, [], error)
-    return game_id, analyse_record(obj)
+    return game_id, analyse_record(obj, scope)
 
 
 def analyse_store(
     db: Path | str | None,
     *,
     workers: int = 1,
+    max_cards: int = 13,
     batch: int = 20,
     progress: Callable[[int, int], None] | None = None,
 ) -> AnalyzeSummary:
     """Analyse every stored deal that has no values yet; each batch of games commits on its own.
 
-    Interrupting loses at most the batch in progress; running again resumes.
+    Interrupting loses at most the batch in progress; running again resumes.  Deals
+    of more than ``max_cards`` a hand are left for a later run.
     """
     from backalley.store import Store
 
     summary = AnalyzeSummary()
     with Store.open(db) as store:
-        pending = [(str(g), str(r)) for g, r in store.con.execute(PENDING_SQL).fetchall()]
+        rows = store.con.execute(PENDING_SQL, [max_cards]).fetchall()
+        pending = [(str(g), str(r), Scope(max_cards, frozenset(deals))) for g, r, deals in rows]
         total = len(pending)
         if progress is not None:
             progress(0, total)
-        pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
-        try:
+        with ExitStack() as stack:
+            pool = None
+            if workers > 1 and total > 1:  # the same kind of pool as validate and ingest
+                ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+                pool = stack.enter_context(ctx.Pool(min(workers, total)))
             for start in range(0, total, batch):
                 jobs = pending[start : start + batch]
-                results = pool.map(_analyse_raw, jobs) if pool is not None else [_analyse_raw(j) for j in jobs]
+                results = pool.map(_analyse_raw, jobs, chunksize=1) if pool else [_analyse_raw(j) for j in jobs]
                 _store_batch(store, results, summary)
                 if progress is not None:
                     progress(min(start + batch, total), total)
-        finally:
-            if pool is not None:
-                pool.terminate()
     return summary
 
 
@@ -287,11 +315,8 @@ def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: A
         play_rows += plays
         summary.games += 1
         summary.deals += sum(1 for d in game.deals if d.values is not None)
-        summary.skipped += sum(1 for d in game.deals if d.skipped)
-    ids = [g for g, _ in results]
-    with store.atomic():
-        store.con.execute("DELETE FROM dd_deals WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
-        store.con.execute("DELETE FROM dd_plays WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred)
+    with store.atomic():  # only deals without rows were solved: nothing to replace
         store.insert_batch("dd_deals", _table(DD_DEAL_FIELDS, deal_rows))
         store.insert_batch("dd_plays", _table(DD_PLAY_FIELDS, play_rows))
 
@@ -307,6 +332,7 @@ __all__ = [
     "DealValues",
     "GameAnalysis",
     "PlayedDeal",
+    "Scope",
     "SourceError",
     "analyse_files",
     "analyse_record",

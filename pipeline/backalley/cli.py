@@ -361,6 +361,10 @@ def analyze(
     workers: Annotated[
         int, typer.Option("--workers", "-w", min=1, help="Worker processes for the store (default: 1).")
     ] = 1,
+    max_cards: Annotated[
+        int,
+        typer.Option("--max-cards", min=1, max=13, help="Solve only deals of at most this many cards a hand."),
+    ] = 13,
 ) -> None:
     """Double-dummy values of each deal and the cost of each play.
 
@@ -368,7 +372,7 @@ def analyze(
     deal lacking them (resumable; each batch of games commits on its own).
     Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage or store error.
     """
-    from backalley.analysis import analyse_files, analyse_store
+    from backalley.analysis import Scope, analyse_files, analyse_store
     from backalley.store import StoreError, default_db
 
     if paths:
@@ -376,8 +380,8 @@ def analyze(
             raise fail("give files or --db, not both")
         clean = True
         try:
-            for where, game in analyse_files(paths):
-                clean = clean and not game.error and not any(d.skipped for d in game.deals)
+            for where, game in analyse_files(paths, Scope(max_cards)):
+                clean = clean and not game.error and not any(d.skipped and not d.deferred for d in game.deals)
                 if json_out:
                     sys.stdout.buffer.write(orjson.dumps(game.as_dict()) + b"\n")
                 else:
@@ -400,6 +404,7 @@ def analyze(
             summary = analyse_store(
                 db if db is not None else default_db(),
                 workers=workers,
+                max_cards=max_cards,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
     except StoreError as exc:

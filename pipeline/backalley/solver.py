@@ -34,7 +34,8 @@ from backalley import rules
 from backalley.cards import NUM_CARDS, TRUMP_MASK, highest
 
 
-@dataclass(frozen=True, slots=True)
+# Not ``frozen``: a frozen dataclass compiled by mypyc cannot be unpickled (analysis workers get these).
+@dataclass(slots=True)
 class SolverRules:
     """The play rules of one deal, as the search asks for them (all from :mod:`backalley.rules`).
 
@@ -73,9 +74,12 @@ class SolverRules:
         return rules.is_blooper_lead(card, self.trump)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Pruning:
-    """Which search enhancements are on (all by default; the tests switch them off one by one)."""
+    """Which search enhancements are on (all by default; the tests switch them off one by one).
+
+    Treat as immutable (not ``frozen`` only because mypyc could not unpickle it then).
+    """
 
     tt: bool = True
     equivalence: bool = True
