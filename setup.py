@@ -30,7 +30,7 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "pipeline" / "backalley"
-COMPILED = ("cards", "rules/__init__", "rules/base", "rules/standard", "rules/pereulok", "rules/bab_online", "replay")  # keep equal to backalley.COMPILED_MODULES
+COMPILED = ("cards", "rules/__init__", "rules/base", "rules/standard", "rules/pereulok", "rules/bab_online", "replay", "solver")  # keep equal to backalley.COMPILED_MODULES
 
 
 def source_hash() -> str:

@@ -10,7 +10,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
 2. ``validate_1`` / ``validate_all``: ``backalley validate --json`` end to end,
    one worker pinned to one core / all CPUs;
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
-4. ``report``: ``backalley report`` for the ingested database.
+4. ``report``: ``backalley report`` for the ingested database;
+5. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
+   on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes).
 
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
@@ -155,6 +157,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--readme", action="store_true", help="rewrite the benchmark table in README.md")
     ap.add_argument("--skip", default="", help="comma-separated stages to skip")
+    ap.add_argument("--solver-sizes", default="1-9", help="hand sizes for the analyze stage (default 1-9)")
     args = ap.parse_args()
 
     work: Path = args.work
@@ -217,6 +220,7 @@ def main() -> None:
             flush=True,
         )
 
+    analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
     out = {
@@ -225,6 +229,7 @@ def main() -> None:
         "reps": args.reps,
         "stages": results,
         "ratio_to_parse": ratio,
+        "analyze": analyze,
         "machine": machine(),
     }
     (ROOT / "benchmarks" / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
@@ -240,6 +245,22 @@ def main() -> None:
             _, tail = rest.split(end, 1)
             readme.write_text(f"{head}{start}\n{table}\n{end}{tail}", encoding="utf-8")
             print("README.md updated")
+
+
+def solver_stage(sizes: str) -> list[dict[str, Any]]:
+    """The analyze stage: ``solver_bench.py --json``, one row per hand size."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "solver_bench.py"), "--sizes", sizes]
+    proc = subprocess.run(
+        [*cmd, "--deals", "20", "--budget", "30", "--json"], capture_output=True, text=True, check=True
+    )
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    for r in rows:
+        print(
+            f"analyze n={r['hand_size']:<3} {r['deals']:>3} deals  median {r['median_ms']:>9.1f} ms  "
+            f"p95 {r['p95_ms']:>9.1f} ms  nodes {r['median_nodes']:>9}",
+            flush=True,
+        )
+    return rows
 
 
 def markdown_table(out: dict[str, Any]) -> str:

@@ -4,7 +4,7 @@ import hashlib as _hashlib
 import importlib.machinery as _machinery
 from pathlib import Path as _Path
 
-#: Modules that setup.py compiles with mypyc (the replay's hot path).
+#: Modules that setup.py compiles with mypyc (the replay's and the solver's hot paths).
 COMPILED_MODULES = (
     "cards",
     "rules/__init__",
@@ -13,6 +13,7 @@ COMPILED_MODULES = (
     "rules/pereulok",
     "rules/bab_online",
     "replay",
+    "solver",
 )
 
 

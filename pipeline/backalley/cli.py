@@ -474,6 +474,79 @@ def ingest(
     raise typer.Exit(0 if run.clean else 1)
 
 
+@app.command()
+def analyze(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Record files or folders to analyse without a database.", show_default=False),
+    ] = None,
+    db: DbOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Files: one JSON object per record on stdout.")] = False,
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Worker processes for the store (default: 1).")
+    ] = 1,
+    max_cards: Annotated[
+        int,
+        typer.Option("--max-cards", min=1, max=13, help="Solve only deals of at most this many cards a hand."),
+    ] = 13,
+) -> None:
+    """Double-dummy values of each deal and the cost of each play.
+
+    With files: print them.  Without: fill dd_deals and dd_plays for every stored
+    deal lacking them (resumable; each batch of games commits on its own).
+    Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage or store error.
+    """
+    from backalley.analysis import Scope, analyse_files, analyse_store
+    from backalley.store import StoreError, default_db
+
+    if paths:
+        if db is not None:
+            raise fail("give files or --db, not both")
+        clean = True
+        try:
+            for where, game in analyse_files(paths, Scope(max_cards)):
+                clean = clean and not game.error and not any(d.skipped and not d.deferred for d in game.deals)
+                if json_out:
+                    sys.stdout.buffer.write(orjson.dumps(game.as_dict()) + b"\n")
+                else:
+                    out.print(_analysis_text(where, game), markup=False)
+        except SourceError as exc:
+            raise fail(str(exc)) from None
+        raise typer.Exit(0 if clean else 1)
+    show = sys.stderr.isatty()
+    try:
+        with progress_bar("analysing", show=show, of_total=True) as bar:
+            task = bar.add_task("games", total=None)
+            summary = analyse_store(
+                db if db is not None else default_db(),
+                workers=workers,
+                max_cards=max_cards,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    out.print(f"analyze: {summary}", markup=False)
+
+
+def _analysis_text(where: str, game: Any) -> str:
+    lines = [f"{printable(where)}  {printable(game.game_id or '(no game_id)')}"]
+    if game.error:
+        lines.append(f"    not analysed: {game.error}")
+    for d in game.deals:
+        if d.pass_out:
+            lines.append(f"    deal {d.deal} (number {d.number}): passed out")
+        elif d.values is None:
+            lines.append(f"    deal {d.deal} (number {d.number}): not analysed: {d.skipped}")
+        else:
+            v = d.values
+            lost = [sum(c for s, c in zip(v.seats, v.costs, strict=True) if s & 1 == t) for t in (0, 1)]
+            lines.append(
+                f"    deal {d.deal} (number {d.number}): makeable NS {v.dd[0]} EW {v.dd[1]}; "
+                f"tricks lost in play NS {lost[0]} EW {lost[1]}"
+            )
+    return "\n".join(lines)
+
+
 class QueryFormat(StrEnum):
     """The formats of :class:`backalley.query.Format` (not imported here: it loads DuckDB)."""
 

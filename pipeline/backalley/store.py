@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest d
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
@@ -244,7 +244,37 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     token_hash  VARCHAR NOT NULL UNIQUE,
     created_at  TIMESTAMPTZ NOT NULL
 )""",
+    # Version 3: double-dummy analysis (backalley.analysis), written by `backalley analyze`: one row per
+    # stored deal that is not a pass-out (analysed = false: a rule violation left it unsolved).
+    "dd_deals": """
+CREATE TABLE dd_deals (
+    game_id    VARCHAR NOT NULL,
+    deal       INTEGER NOT NULL,
+    number     INTEGER NOT NULL,
+    hand_size  INTEGER,
+    analysed   BOOLEAN NOT NULL,
+    dd_ns      INTEGER,
+    dd_ew      INTEGER,
+    cost_ns    INTEGER,
+    cost_ew    INTEGER,
+    nodes      BIGINT
+)""",
+    "dd_plays": """
+CREATE TABLE dd_plays (
+    game_id          VARCHAR NOT NULL,
+    deal             INTEGER NOT NULL,
+    trick            INTEGER NOT NULL,
+    position         INTEGER NOT NULL,
+    seat             VARCHAR NOT NULL,
+    card             VARCHAR NOT NULL,
+    value_ns_before  INTEGER NOT NULL,
+    value_ns_after   INTEGER NOT NULL,
+    cost             INTEGER NOT NULL
+)""",
 }
+
+#: The double-dummy tables (schema version 3), derived from a game's rows and deleted with them.
+DD_TABLES = ("dd_deals", "dd_plays")
 
 VIEW_DDL: dict[str, str] = {
     "player_deals": """
@@ -365,7 +395,13 @@ def _add_api_tokens(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(TABLE_DDL["api_tokens"])
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _add_api_tokens}
+def _add_dd_tables(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 2 -> 3: the double-dummy tables."""
+    for t in DD_TABLES:
+        con.execute(TABLE_DDL[t].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _add_api_tokens, 2: _add_dd_tables}
 
 
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
@@ -579,7 +615,7 @@ class Store:
         """Remove every row of these games from every per-game table."""
         if not game_ids:
             return
-        for t in GAME_TABLES:
+        for t in (*GAME_TABLES, *DD_TABLES):
             self.con.execute(f"DELETE FROM {t} WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", [list(game_ids)])
 
     # -- reading -----------------------------------------------------------------------------
@@ -873,6 +909,7 @@ def _write_export(store: Store, out_dir: Path) -> dict[str, Any]:
 
 __all__ = [
     "DB_ENV",
+    "DD_TABLES",
     "DEFAULT_DB",
     "GAME_TABLES",
     "MIGRATIONS",

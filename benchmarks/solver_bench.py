@@ -1,0 +1,141 @@
+"""Benchmark of the double-dummy solver: time and search nodes per deal, by hand size.
+
+    python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation]
+
+Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
+which fixes the opening leader and any board claim, as in ruleset
+``standard``.  For each hand size the script solves up to ``--deals`` deals on
+one core, stopping early once ``--budget`` seconds are spent on that size (the
+count actually solved is printed), and reports the median and 95th percentile
+time per deal and the median node count.  ``--costs`` times the values before
+and after every card of a bot's play too (what ``backalley analyze`` does per
+deal).  ``--ablation`` repeats each size with one pruning off at a time and
+prints the median nodes, to show what each pruning buys.  Not a test: nothing
+here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+import backalley
+from backalley.analysis import NS, PlayedDeal, solve_deal
+from backalley.cards import NUM_CARDS
+from backalley.engine import DealState
+from backalley.simulate import choose_bid, choose_play, player_pool
+from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+
+
+def bot_deal(rng: random.Random, n: int) -> DealState:
+    """A deal of hand size ``n``, bid and played by the simulator's bots (pass-outs redealt)."""
+    pool = player_pool(4)
+    while True:
+        deck = list(range(NUM_CARDS))
+        rng.shuffle(deck)
+        st = DealState.from_deck(14 - n, rng.randrange(4), deck)
+        while st.bidding:
+            st.bid(choose_bid(st, pool[st.to_act()].style, rng))
+        if st.pass_out:
+            continue
+        played = 0
+        start = list(st.hands)
+        while not st.finished:
+            card = choose_play(st, pool[st.to_act()].style, rng, played)
+            st.play(card)
+            played |= 1 << card
+        st.hands = start  # the hands at the opening lead, for the solver
+        return st
+
+
+def as_played(st: DealState) -> PlayedDeal:
+    assert st.contracts is not None
+    hands = (st.hands[0], st.hands[1], st.hands[2], st.hands[3])
+    cards = [c for _, trick in st.tricks for c in trick]
+    return PlayedDeal(hands, st.trump, st.contracts.board_claimers, st.tricks[0][0], cards)
+
+
+def measure(deal: PlayedDeal, costs: bool, pruning: Pruning) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    if costs:
+        nodes = solve_deal(deal, pruning).nodes
+    else:
+        solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
+        solver.value()
+        nodes = solver.nodes
+    return time.perf_counter() - t0, nodes
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def bench_size(n: int, args: argparse.Namespace, pruning: Pruning) -> dict[str, Any]:
+    rng = random.Random(args.seed * 100 + n)
+    times: list[float] = []
+    nodes: list[int] = []
+    spent = 0.0
+    while len(times) < args.deals and spent < args.budget:
+        seconds, count = measure(as_played(bot_deal(rng, n)), args.costs, pruning)
+        times.append(seconds)
+        nodes.append(count)
+        spent += seconds
+    return {
+        "hand_size": n,
+        "deals": len(times),
+        "median_ms": round(1000 * statistics.median(times), 1),
+        "p95_ms": round(1000 * p95(times), 1),
+        "max_ms": round(1000 * max(times), 1),
+        "median_nodes": int(statistics.median(nodes)),
+        "us_per_node": round(1e6 * sum(times) / max(1, sum(nodes)), 1),
+    }
+
+
+def sizes(text: str) -> list[int]:
+    if "-" in text:
+        lo, hi = text.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=sizes, default=list(range(1, 14)))
+    parser.add_argument("--deals", type=int, default=20)
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds per hand size at most (roughly)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--costs", action="store_true", help="also the value before and after every card")
+    parser.add_argument("--ablation", action="store_true", help="each pruning off in turn (median nodes)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
+    args = parser.parse_args()
+    build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    mode = "values before and after every card" if args.costs else "value before the opening lead"
+    print(f"# solver: {build}; {mode}; seed {args.seed}", file=sys.stderr)
+    variants = [("all", ALL_PRUNING)]
+    if args.ablation:
+        variants += [(f"no {p}", replace(ALL_PRUNING, **{p: False})) for p in ("tt", "equivalence", "quick_tricks")]
+        variants += [("no ordering", replace(ALL_PRUNING, ordering=False))]
+    for n in args.sizes:
+        for name, pruning in variants:
+            row = bench_size(n, args, pruning)
+            row["pruning"] = name
+            if args.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(
+                    f"n={n:>2} {name:<12} deals {row['deals']:>3}  median {row['median_ms']:>9.1f} ms  "
+                    f"p95 {row['p95_ms']:>9.1f} ms  max {row['max_ms']:>9.1f} ms  "
+                    f"nodes {row['median_nodes']:>9}  {row['us_per_node']:>5.1f} us/node",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,342 @@
+"""Double-dummy analysis of recorded deals: what each deal could make, and what each play cost.
+
+A deal's **value** for a side is the number of tricks it wins with perfect
+play by everyone who sees every hand (:mod:`backalley.solver`), from the
+recorded opening lead.  Values are taken before every recorded card and
+after the last, so each play's **cost** is the tricks its side lost by it
+against perfect play from there (0 for a perfect play).  Partnerships: the
+values of NS and EW add up to the hand size.
+
+:func:`analyse_record` works on one parsed record (no database);
+:func:`analyse_store` fills the tables ``dd_deals`` and ``dd_plays``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from backalley.cards import CARD_NAMES, SEATS, TEAMS
+from backalley.replay import ERROR, DealOutcome, Replay, replay
+from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+from backalley.sources import SourceError, expand, parse, read_file
+
+NS = 0b0101  # the seats of side NS as a bitmask
+
+
+@dataclass(slots=True)
+class PlayedDeal:
+    """What the solver needs of one played deal."""
+
+    #: The four hands at the start of the play (after any joker swap).
+    hands: tuple[int, int, int, int]
+    trump: int
+    #: Seats that claimed board (bitmask).
+    board_claimers: int
+    leader: int
+    #: Every card in play order.
+    cards: list[int]
+
+
+@dataclass(slots=True)
+class DealValues:
+    """The double-dummy figures of one played deal."""
+
+    #: Tricks NS and EW can make before the opening lead.
+    dd: tuple[int, int]
+    #: NS's value before each card and after the last (``len(cards) + 1`` entries).
+    values: list[int]
+    #: Every card in play order, and the seat that played it.
+    cards: list[int]
+    seats: list[int]
+    #: Tricks each card cost its own side against perfect play.
+    costs: list[int]
+    #: Search nodes visited (for the benchmark).
+    nodes: int = 0
+
+    def costs_by_trick(self) -> list[list[int]]:
+        return [self.costs[i : i + 4] for i in range(0, len(self.costs), 4)]
+
+
+@dataclass(slots=True)
+class DealAnalysis:
+    """One dealing of a record: its values, or why it has none."""
+
+    deal: int  # 1-based position among the record's dealings
+    number: int
+    pass_out: bool
+    values: DealValues | None
+    #: Why a non-pass-out deal was not analysed ("" when it was).
+    skipped: str = ""
+    #: Left for another run (outside ``--max-cards``, or already stored): not a fault of the deal.
+    deferred: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        v = self.values
+        out: dict[str, Any] = {
+            "number": self.number,
+            "dd": None if v is None else {TEAMS[0]: v.dd[0], TEAMS[1]: v.dd[1]},
+            "costs": None if v is None else v.costs_by_trick(),
+        }
+        if self.skipped:
+            out["skipped"] = self.skipped
+        return out
+
+
+@dataclass(slots=True)
+class GameAnalysis:
+    game_id: str | None
+    deals: list[DealAnalysis] = field(default_factory=list)
+    #: Set when the record could not be read at all.
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"game_id": self.game_id, "deals": [d.as_dict() for d in self.deals]}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+# --- one deal --------------------------------------------------------------------------------
+
+
+def played_deal(outcome: DealOutcome) -> PlayedDeal:
+    """A replayed deal with every play legal: each hand is the cards its seat played."""
+    hands = [0, 0, 0, 0]
+    for t, leader in enumerate(outcome.leaders):
+        for j in range(4):
+            hands[(leader + j) & 3] |= 1 << outcome.cards[4 * t + j]
+    leader = outcome.leaders[0] if outcome.leaders else 0
+    return PlayedDeal(
+        (hands[0], hands[1], hands[2], hands[3]),
+        outcome.trump,
+        outcome.contracts.board_claimers,
+        leader,
+        list(outcome.cards),
+    )
+
+
+def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING) -> DealValues:
+    """The values before and after every card of the play, and each card's cost."""
+    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
+    n = deal.hands[deal.leader].bit_count()
+    values = [solver.value()]
+    seats: list[int] = []
+    costs: list[int] = []
+    for card in deal.cards:
+        seat = solver.to_play()
+        solver.play(card)
+        after = solver.value()
+        before = values[-1]
+        seats.append(seat)
+        costs.append(before - after if NS >> seat & 1 else after - before)
+        values.append(after)
+    return DealValues((values[0], n - values[0]), values, list(deal.cards), seats, costs, solver.nodes)
+
+
+# --- one record ------------------------------------------------------------------------------
+
+
+def _bad_deals(rep: Replay) -> set[int]:
+    return {v.deal for v in rep.violations if v.severity == ERROR and v.deal is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which dealings to solve: those with at most ``max_cards`` a hand, and only ``deals`` if given."""
+
+    max_cards: int = 13
+    deals: frozenset[int] | None = None
+    pruning: Pruning = field(default_factory=Pruning)
+
+
+ALL_DEALS = Scope()
+
+
+def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS) -> GameAnalysis:
+    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number)."""
+    bad = _bad_deals(rep)
+    game = GameAnalysis(rep.game_id)
+    for i, outcome in enumerate(rep.deals):
+        k = i + 1
+        number = numbers[i] if i < len(numbers) else 0
+        n = len(outcome.cards) // 4
+        if outcome.pass_out:
+            game.deals.append(DealAnalysis(k, number, True, None))
+        elif scope.deals is not None and k not in scope.deals:
+            game.deals.append(DealAnalysis(k, number, False, None, "not asked for", deferred=True))
+        elif k in bad or not outcome.leaders:
+            game.deals.append(DealAnalysis(k, number, False, None, "the deal breaks a rule of play"))
+        elif n > scope.max_cards:
+            game.deals.append(DealAnalysis(k, number, False, None, f"{n} cards a hand (over --max-cards)", True))
+        else:
+            game.deals.append(DealAnalysis(k, number, False, solve_deal(played_deal(outcome), scope.pruning)))
+    return game
+
+
+def analyse_record(obj: Any, scope: Scope = ALL_DEALS) -> GameAnalysis:
+    """Replay one parsed record and analyse each of its valid deals (never raises on bad content)."""
+    rep = replay(obj)
+    if rep.deals:
+        numbers = [d.get("number", 0) if isinstance(d, dict) else 0 for d in obj.get("deals", [])]
+        return analyse_replay(rep, numbers, scope)
+    message = rep.violations[0].message if rep.violations else "no deals"
+    return GameAnalysis(rep.game_id, [], f"not analysed: {message}")
+
+
+def analyse_files(paths: list[str], scope: Scope = ALL_DEALS) -> Iterator[tuple[str, GameAnalysis]]:
+    """``(where, analysis)`` for every record of the files (``where``: file, with ``:line`` for JSON Lines).
+
+    Raises :class:`SourceError` for a path that does not exist or cannot be read.
+    """
+    for f in expand(paths):
+        for item in read_file(f):
+            where = item.source if item.line is None else f"{item.source}:{item.line}"
+            if item.read_error is not None:
+                yield where, GameAnalysis(None, [], item.read_error)
+                continue
+            obj, error = parse(item.raw)
+            if error is not None:
+                yield where, GameAnalysis(None, [], error)
+                continue
+            yield where, analyse_record(obj, scope)
+
+
+# --- the store -----------------------------------------------------------------------------------
+
+#: Each game with stored deals (not pass-outs, at most ``?`` cards a hand) that have no row in
+#: ``dd_deals`` yet, with those deals.
+PENDING_SQL = """
+SELECT g.game_id, any_value(g.raw), list(d.deal ORDER BY d.deal)
+FROM games g JOIN deals d ON d.game_id = g.game_id
+WHERE g.schema_ok AND NOT d.pass_out AND d.hand_size <= ?
+  AND NOT EXISTS (SELECT 1 FROM dd_deals x WHERE x.game_id = d.game_id AND x.deal = d.deal)
+GROUP BY g.game_id
+ORDER BY g.game_id
+"""
+
+DD_DEAL_FIELDS = ("game_id", "deal", "number", "hand_size", "analysed", "dd_ns", "dd_ew", "cost_ns", "cost_ew", "nodes")
+DD_PLAY_FIELDS = ("game_id", "deal", "trick", "position", "seat", "card", "value_ns_before", "value_ns_after", "cost")
+
+
+@dataclass(slots=True)
+class AnalyzeSummary:
+    games: int = 0
+    deals: int = 0
+    skipped: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
+
+
+def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    deals: list[tuple[Any, ...]] = []
+    plays: list[tuple[Any, ...]] = []
+    for d in game.deals:
+        if d.pass_out or d.deferred:
+            continue
+        v = d.values
+        if v is None:
+            deals.append((game_id, d.deal, d.number, None, False, None, None, None, None, None))
+            continue
+        n = v.dd[0] + v.dd[1]
+        spent = [0, 0]
+        for i, (seat, cost) in enumerate(zip(v.seats, v.costs, strict=True)):
+            spent[seat & 1] += cost
+            card = CARD_NAMES[v.cards[i]]
+            plays.append(
+                (game_id, d.deal, i // 4 + 1, i % 4 + 1, SEATS[seat], card, v.values[i], v.values[i + 1], cost)
+            )
+        deals.append((game_id, d.deal, d.number, n, True, v.dd[0], v.dd[1], spent[0], spent[1], v.nodes))
+    return deals, plays
+
+
+#: One game to analyse: its id, its raw record, and which deals.
+Job = tuple[str, str, "Scope"]
+
+
+def _analyse_raw(job: Job) -> tuple[str, GameAnalysis]:
+    game_id, raw, scope = job
+    obj, error = parse(raw.encode("utf-8"))
+    if error is not None:
+        return game_id, GameAnalysis(game_id, [], error)
+    return game_id, analyse_record(obj, scope)
+
+
+def analyse_store(
+    db: Path | str | None,
+    *,
+    workers: int = 1,
+    max_cards: int = 13,
+    batch: int = 20,
+    progress: Callable[[int, int], None] | None = None,
+) -> AnalyzeSummary:
+    """Analyse every stored deal that has no values yet; each batch of games commits on its own.
+
+    Interrupting loses at most the batch in progress; running again resumes.  Deals
+    of more than ``max_cards`` a hand are left for a later run.
+    """
+    from backalley.store import Store
+
+    summary = AnalyzeSummary()
+    with Store.open(db) as store:
+        rows = store.con.execute(PENDING_SQL, [max_cards]).fetchall()
+        pending = [(str(g), str(r), Scope(max_cards, frozenset(deals))) for g, r, deals in rows]
+        total = len(pending)
+        if progress is not None:
+            progress(0, total)
+        with ExitStack() as stack:
+            pool = None
+            if workers > 1 and total > 1:  # the same kind of pool as validate and ingest
+                ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+                pool = stack.enter_context(ctx.Pool(min(workers, total)))
+            for start in range(0, total, batch):
+                jobs = pending[start : start + batch]
+                results = pool.map(_analyse_raw, jobs, chunksize=1) if pool else [_analyse_raw(j) for j in jobs]
+                _store_batch(store, results, summary)
+                if progress is not None:
+                    progress(min(start + batch, total), total)
+    return summary
+
+
+def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: AnalyzeSummary) -> None:
+    deal_rows: list[tuple[Any, ...]] = []
+    play_rows: list[tuple[Any, ...]] = []
+    for game_id, game in results:
+        deals, plays = _rows(game_id, game)
+        deal_rows += deals
+        play_rows += plays
+        summary.games += 1
+        summary.deals += sum(1 for d in game.deals if d.values is not None)
+        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred)
+    with store.atomic():  # only deals without rows were solved: nothing to replace
+        store.insert_batch("dd_deals", _table(DD_DEAL_FIELDS, deal_rows))
+        store.insert_batch("dd_plays", _table(DD_PLAY_FIELDS, play_rows))
+
+
+def _table(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
+    return pa.table({name: list(col) for name, col in zip(names, columns, strict=True)})
+
+
+__all__ = [
+    "AnalyzeSummary",
+    "DealAnalysis",
+    "DealValues",
+    "GameAnalysis",
+    "PlayedDeal",
+    "Scope",
+    "SourceError",
+    "analyse_files",
+    "analyse_record",
+    "analyse_store",
+    "played_deal",
+    "solve_deal",
+]

@@ -1,0 +1,134 @@
+"""Double-dummy analysis of records: ``backalley analyze`` on files and into the store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from backalley import store as store_mod
+from backalley.analysis import analyse_record
+from backalley.cli import app
+from backalley.rules import hand_size
+from backalley.simulate import simulate_games
+from backalley.store import Store
+
+runner = CliRunner()
+
+
+def small_record(seed: int) -> dict[str, Any]:
+    """A simulated game cut to its deals numbered 11..14 (3, 2, 1, 2 cards; pass-outs kept).
+
+    The first kept dealing breaks the deal-number rule (a game starts at 1), so it
+    is skipped (unless passed out); the later ones follow on and are analysed.
+    """
+    rec: dict[str, Any] = orjson.loads(next(iter(simulate_games(1, seed=seed))))
+    rec["deals"] = [d for d in rec["deals"] if 11 <= d["number"] <= 14]
+    return rec
+
+
+def test_analyse_record_shape_and_invariants() -> None:
+    rec = small_record(4)
+    game = analyse_record(rec).as_dict()
+    assert game["game_id"] == rec["game_id"]
+    assert [d["number"] for d in game["deals"]] == [d["number"] for d in rec["deals"]]
+    for k, (out, deal) in enumerate(zip(game["deals"], rec["deals"], strict=True)):
+        passed_out = all(b["bid"] == "pass" for b in deal["bids"])
+        if passed_out:
+            assert out["dd"] is None and out["costs"] is None
+            continue
+        if k == 0:  # the deal-number violation
+            assert out["dd"] is None and out["costs"] is None and out["skipped"]
+            continue
+        n = hand_size(deal["number"])
+        assert out["dd"]["NS"] + out["dd"]["EW"] == n
+        assert len(out["costs"]) == n and all(len(t) == 4 and min(t) >= 0 for t in out["costs"])
+        # NS's costs less EW's equal what NS could make less what it took.
+        ns_cost = ew_cost = 0
+        for trick_out, trick in zip(out["costs"], deal["tricks"], strict=True):
+            first = "NESW".index(trick["leader"])
+            for j, cost in enumerate(trick_out):
+                if (first + j) % 2 == 0:
+                    ns_cost += cost
+                else:
+                    ew_cost += cost
+        assert ns_cost - ew_cost == out["dd"]["NS"] - deal["result"]["tricks"]["NS"]
+
+
+def test_analyze_files_json_and_text(tmp_path: Path) -> None:
+    rec = small_record(6)
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps(rec) + "\n{oops\n", encoding="utf-8")
+    result = runner.invoke(app, ["analyze", "--json", str(path)])
+    assert result.exit_code == 1  # a skipped deal and a line that is not JSON
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["game_id"] == rec["game_id"] and len(lines[0]["deals"]) == len(rec["deals"])
+    assert lines[1]["game_id"] is None and lines[1]["deals"] == [] and lines[1]["error"]
+    text = runner.invoke(app, ["analyze", str(path)])
+    assert text.exit_code == 1 and "makeable NS" in text.stdout and f"{path}:2" in text.stdout
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    capped = runner.invoke(app, ["analyze", "--json", "--max-cards", "1", str(path)])
+    deals = json.loads(capped.stdout)["deals"]
+    assert any("over --max-cards" in d.get("skipped", "") for d in deals)
+    assert all(d["dd"] is None or sum(d["dd"].values()) == 1 for d in deals)
+    missing = runner.invoke(app, ["analyze", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code == 2
+
+
+def test_analyze_store_is_incremental(tmp_path: Path) -> None:
+    recs = [small_record(s) for s in (7, 8)]
+    path = tmp_path / "g.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+    db = tmp_path / "s.duckdb"
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(path)]).exit_code in (0, 1)
+    small = runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "1"])
+    assert small.exit_code == 0, small.output
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        one_card = con.execute("SELECT count(*) FROM deals WHERE NOT pass_out AND hand_size = 1").fetchall()[0][0]
+        assert con.execute("SELECT count(*) FROM dd_deals").fetchall()[0][0] == one_card > 0
+    finally:
+        con.close()
+    first = runner.invoke(app, ["analyze", "--db", str(db), "--workers", "2"])
+    assert first.exit_code == 0, first.output
+    assert "2 games" in first.stdout  # the larger deals of both games were left for this run
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        played = con.execute("SELECT count(*) FROM deals WHERE NOT pass_out").fetchall()[0][0]
+        rows = con.execute("SELECT count(*), count(*) FILTER (WHERE analysed) FROM dd_deals").fetchall()[0]
+        plays = con.execute(
+            "SELECT count(*) = (SELECT sum(4 * hand_size) FROM dd_deals WHERE analysed) FROM dd_plays"
+        ).fetchall()[0][0]
+        sums = con.execute("SELECT bool_and(dd_ns + dd_ew = hand_size) FROM dd_deals WHERE analysed").fetchall()[0][0]
+    finally:
+        con.close()
+    first_played = sum(1 for r in recs if any(b["bid"] != "pass" for b in r["deals"][0]["bids"]))
+    assert rows[0] == played and rows[1] == played - first_played  # a first dealing breaks the numbering
+    assert plays and sums
+    again = runner.invoke(app, ["analyze", "--db", str(db)])
+    assert again.exit_code == 0 and "0 games" in again.stdout
+
+
+def test_schema_1_gains_the_api_tokens_and_dd_tables(tmp_path: Path) -> None:
+    db = tmp_path / "old.duckdb"
+    with Store.open(db) as s:
+        s.con.execute("DROP TABLE api_tokens")
+        s.con.execute("DROP TABLE dd_deals")
+        s.con.execute("DROP TABLE dd_plays")
+        s.con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    with Store.open(db) as s:
+        assert s.schema_version() == store_mod.SCHEMA_VERSION == 3
+        assert s.count("dd_deals") == 0 and s.count("dd_plays") == 0
+        assert s.con.execute("SELECT count(*) FROM api_tokens").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("args", [["analyze", "x.jsonl", "--db", "y.duckdb"]])
+def test_analyze_usage_errors(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "x.jsonl").write_text("", encoding="utf-8")
+    result = runner.invoke(app, [args[0], str(tmp_path / args[1]), args[2], str(tmp_path / args[3])])
+    assert result.exit_code == 2

@@ -1,0 +1,242 @@
+"""The double-dummy solver against a plain minimax, against itself with each pruning off, and its invariants."""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+
+import pytest
+
+from backalley import rules
+from backalley.analysis import NS, PlayedDeal, solve_deal
+from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
+from backalley.engine import DealState
+from backalley.rules import BOARD, PASS
+from backalley.simulate import choose_bid, choose_play, player_pool
+from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+
+EW = 0b1010
+#: Multiplies every test's deal count (``BACKALLEY_SOLVER_SCALE=10`` for a long run).
+SCALE = float(os.environ.get("BACKALLEY_SOLVER_SCALE", "1"))
+NO_PRUNING = Pruning(tt=False, equivalence=False, quick_tricks=False, ordering=False)
+ONE_OFF = [replace(ALL_PRUNING, **{name: False}) for name in ("tt", "equivalence", "quick_tricks", "ordering")]
+
+
+def minimax(hands: list[int], leader: int, trick: list[int], broken: bool, trump: int, claimers: int, side: int) -> int:
+    """The side's tricks from here by plain minimax over every legal card (memo on exact positions only)."""
+    memo: dict[tuple[tuple[int, ...], int, bool], int] = {}
+
+    def go(hands: list[int], leader: int, trick: list[int], broken: bool) -> int:
+        if not trick:
+            if not hands[leader]:
+                return 0
+            key = (tuple(hands), leader, broken)
+            if key in memo:
+                return memo[key]
+        seat = (leader + len(trick)) & 3
+        if trick:
+            moves = rules.legal_follows(hands[seat], trick[0], trump)
+        else:
+            moves = rules.legal_leads(hands[seat], trump, broken, bool(claimers >> seat & 1))
+        values = []
+        for c in cards_of(moves):
+            after = list(hands)
+            after[seat] &= ~(1 << c)
+            played = [*trick, c]
+            if len(played) < 4:
+                values.append(go(after, leader, played, broken))
+                continue
+            winner = (leader + rules.trick_winner(played, trump)) & 3
+            rest = go(after, winner, [], broken or rules.has_trump(played, trump))
+            values.append((side >> winner & 1) + rest)
+        best = max(values) if side >> seat & 1 else min(values)
+        if not trick:
+            memo[key] = best
+        return best
+
+    return go(list(hands), leader, list(trick), broken)
+
+
+def random_deal(rng: random.Random, n: int) -> DealState:
+    """A dealt (not yet bid) deal of hand size ``n``: jokers, trump and joker swap as the engine does them."""
+    deck = list(range(NUM_CARDS))
+    rng.shuffle(deck)
+    return DealState.from_deck(14 - n, rng.randrange(4), deck)
+
+
+def random_position(rng: random.Random, n: int) -> tuple[DealState, DealSolver | None, int]:
+    """A deal with random bids and a few random cards played; the solver set to the same position."""
+    st = random_deal(rng, n)
+    while st.bidding:
+        st.bid(rng.choice([PASS, BOARD, *range(1, n)]) if rng.random() < 0.9 else PASS)
+    if st.pass_out:
+        return st, None, 0
+    assert st.contracts is not None and st.leader is not None
+    side = rng.choice([NS, EW, 1 << rng.randrange(4)])
+    solver = DealSolver(st.hands, st.leader, SolverRules(st.trump, st.contracts.board_claimers), side)
+    for _ in range(rng.randrange(4 * n)):
+        card = rng.choice(list(cards_of(st.legal_plays())))
+        st.play(card)
+        solver.play(card)
+    return st, solver, side
+
+
+def test_matches_minimax_up_to_five_cards() -> None:
+    rng = random.Random(15)
+    checked = 0
+    while checked < 1000 * SCALE:
+        n = rng.randint(1, 5)
+        st, solver, side = random_position(rng, n)
+        if solver is None:
+            continue
+        won = sum(1 for leader, cards in st.tricks if side >> ((leader + rules.trick_winner(cards, st.trump)) & 3) & 1)
+        assert st.leader is not None and st.contracts is not None
+        expected = won + minimax(
+            st.hands, st.leader, st.current, st.broken, st.trump, st.contracts.board_claimers, side
+        )
+        assert solver.value() == expected, (st.to_record(), side)
+        checked += 1
+
+
+@pytest.mark.parametrize(
+    "pruning", [NO_PRUNING, *ONE_OFF], ids=["none", *("no-" + p for p in ("tt", "eq", "qt", "ord"))]
+)
+def test_each_pruning_changes_nothing_up_to_seven_cards(pruning: Pruning) -> None:
+    rng = random.Random(7)
+    for _ in range(int((10 if pruning == NO_PRUNING else 16) * SCALE)):
+        n = rng.randint(5, 6 if pruning == NO_PRUNING else 7)
+        st = random_deal(rng, n)
+        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW])
+        full = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
+        reduced = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side, pruning)
+        assert full.value() == reduced.value(), (st.hands, st.trump, leader, claimers, side)
+
+
+def test_legal_moves_and_winners_are_the_engines() -> None:
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(1, 13)
+        st, solver, _ = random_position(rng, n)
+        if solver is None:
+            continue
+        while not st.finished:
+            assert solver.legal() == st.legal_plays()
+            card = rng.choice(list(cards_of(st.legal_plays())))
+            st.play(card)
+            winner = solver.play(card)
+            if not st.current:
+                assert winner == st.leader
+            assert solver.hands == st.hands and solver.broken == st.broken
+        assert solver.tricks_left() == 0
+
+
+def simulated_deal(rng: random.Random, n: int) -> DealState:
+    """A deal bid and played by the simulator's bots."""
+    pool = player_pool(4)
+    while True:
+        st = random_deal(rng, n)
+        while st.bidding:
+            st.bid(choose_bid(st, pool[st.to_act()].style, rng))
+        if st.pass_out:
+            continue
+        played = 0
+        while not st.finished:
+            card = choose_play(st, pool[st.to_act()].style, rng, played)
+            st.play(card)
+            played |= 1 << card
+        return st
+
+
+def test_invariants_over_simulated_deals() -> None:
+    rng = random.Random(11)
+    for _ in range(int(60 * SCALE)):
+        n = rng.randint(1, 6)
+        st = simulated_deal(rng, n)
+        hands = [0, 0, 0, 0]
+        for leader, trick in st.tricks:
+            for j, c in enumerate(trick):
+                hands[(leader + j) & 3] |= 1 << c
+        assert st.contracts is not None
+        deal = PlayedDeal(
+            (hands[0], hands[1], hands[2], hands[3]),
+            st.trump,
+            st.contracts.board_claimers,
+            st.tricks[0][0],
+            [c for _, t in st.tricks for c in t],
+        )
+        v = solve_deal(deal)
+        ns, ew = v.dd
+        assert 0 <= ns <= n and ns + ew == n
+        assert v.values[-1] == st.won[0]
+        assert all(c >= 0 for c in v.costs)
+        cost = [sum(c for s, c in zip(v.seats, v.costs, strict=True) if s & 1 == t) for t in (0, 1)]
+        # Each side's errors move the value its way by their cost: NS's value drops by NS's costs
+        # and rises by EW's, so the two sums differ by what NS could make minus what it took.
+        assert cost[0] - cost[1] == ns - st.won[0]
+        # EW's values are the complement: solving for EW gives the same figures.
+        ew_solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), EW)
+        assert ew_solver.value() == ew
+
+
+def equivalent_swap(rng: random.Random, hands: list[int], trump: int) -> list[int] | None:
+    """Replace one held card by an unplayed card of its suit adjacent to it in rank (no dealt card between)."""
+    dealt = hands[0] | hands[1] | hands[2] | hands[3]
+    special = TRUMP_MASK[trump] & (0b11 << 52)
+    for _ in range(20):
+        seat = rng.randrange(4)
+        card = rng.choice(list(cards_of(hands[seat])))
+        if special >> card & 1:
+            continue
+        suit = rules.STANDARD.follow_mask(card, trump)
+        step = rng.choice((-1, 1))
+        other = card + step
+        if not (0 <= other < 52 and suit >> other & 1) or dealt >> other & 1:
+            continue
+        out = list(hands)
+        out[seat] ^= 1 << card | 1 << other
+        return out
+    return None
+
+
+def test_equivalent_cards_change_nothing() -> None:
+    rng = random.Random(5)
+    checked = 0
+    while checked < 60 * SCALE:
+        n = rng.randint(3, 6)
+        st = random_deal(rng, n)
+        swapped = equivalent_swap(rng, st.hands, st.trump)
+        if swapped is None:
+            continue
+        leader, claimers = rng.randrange(4), rng.randrange(16)
+        before = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), NS).value()
+        after = DealSolver(swapped, leader, SolverRules(st.trump, claimers), NS).value()
+        assert before == after
+        checked += 1
+
+
+def test_values_stay_in_range_and_sides_add_up() -> None:
+    rng = random.Random(9)
+    checked = 0
+    while checked < 200:
+        n = rng.randint(1, 6)
+        st = random_deal(rng, n)
+        leader, claimers = rng.randrange(4), rng.randrange(16)
+        ns = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), NS)
+        ew = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), EW)
+        for _ in range(rng.randrange(4 * n)):
+            card = rng.choice(list(cards_of(ns.legal())))
+            ns.play(card)
+            ew.play(card)
+        value = ns.value()
+        assert ns.won <= value <= ns.won + ns.tricks_left()
+        assert value + ew.value() == n
+        checked += 1
+
+
+def test_play_refuses_an_illegal_card() -> None:
+    st = random_deal(random.Random(1), 4)
+    solver = DealSolver(st.hands, 0, SolverRules(st.trump, 0), NS)
+    not_held = next(c for c in range(NUM_CARDS) if not solver.hands[0] >> c & 1)
+    with pytest.raises(ValueError, match="not a legal play"):
+        solver.play(not_held)
