@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
 	@echo; echo "== the service (not started by the demo): upload over HTTP, browse games and deals"
 	@echo "  $(BIN)/backalley token create club --db $(DB)   # prints an API token, once"
-	@echo "  $(BIN)/backalley serve --db $(DB)               # then open http://127.0.0.1:8000/"
+	@echo "  $(BIN)/backalley serve --db $(DB)               # then browse http://127.0.0.1:8000/"
 	@echo; echo "== reports"
 	@$(BIN)/backalley report --db $(DB) --out reports
 
