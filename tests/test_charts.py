@@ -216,3 +216,25 @@ def test_null_means_are_left_out_not_drawn_at_zero() -> None:
     root = parse(charts.score_over_games(scores, "n"))
     accent = [c for g in root.iter(f"{SVG}g") if g.get("fill") == charts.ACCENT for c in g]
     assert len(accent) == 3
+
+
+def test_the_score_legend_goes_where_the_lines_are_not() -> None:
+    rising = pl.DataFrame(  # both lines climb from the lower left to the upper right: the upper left is free
+        {
+            "first_game": [1, 2, 3, 4, 5],
+            "last_game": [1, 2, 3, 4, 5],
+            "games": [1] * 5,
+            "score": [-300.0, -100.0, 0.0, 150.0, 300.0],
+            "opp_score": [-280.0, -120.0, 10.0, 140.0, 310.0],
+        }
+    )
+    falling = rising.with_columns(pl.col("score") * -1, pl.col("opp_score") * -1)  # upper left is taken
+
+    def legend_x(svg: str | None) -> float:
+        label = next(t for t in parse(svg).iter(f"{SVG}text") if t.text == "opponents")
+        return float(label.get("x", "nan"))
+
+    assert legend_x(charts.score_over_games(rising, "r")) < charts.WIDTH / 2
+    falling_svg = charts.score_over_games(falling, "f")
+    label = next(t for t in parse(falling_svg).iter(f"{SVG}text") if t.text == "opponents")
+    assert legend_x(falling_svg) > charts.WIDTH / 2 or float(label.get("y", "0")) > charts.HEIGHT / 2

@@ -173,9 +173,7 @@ class _Plot:
 
     def legend(self, entries: Sequence[tuple[str, str, str]], corner: str) -> None:
         """Entries of (label, colour, kind: 'line', 'dash', 'dot' or 'box') stacked in a corner of the plot area."""
-        width = max(len(label) for label, _, _ in entries) * 6.2 + 34
-        x0 = LEFT + 10 if corner.endswith("left") else RIGHT - 10 - width
-        y0 = TOP + 8 if corner.startswith("upper") else BOTTOM - 8 - 16 * len(entries)
+        x0, y0, _, _ = _legend_box(entries, corner)
         for i, (label, colour, kind) in enumerate(entries):
             ym = y0 + 16 * i + 8
             if kind == "box":
@@ -199,16 +197,29 @@ class _Plot:
         )
 
 
-def _best_corner(plot: _Plot, points: Iterable[Point]) -> str:
-    """The corner of the plot area (for the legend) that covers the fewest data points."""
-    counts = {"upper left": 0, "upper right": 0, "lower left": 0, "lower right": 0}
-    for px, py in points:
-        sx, sy = plot.x(px), plot.y(py)
-        left, upper = sx < LEFT + (RIGHT - LEFT) * 0.45, sy < TOP + (BOTTOM - TOP) * 0.35
-        lower = sy > BOTTOM - (BOTTOM - TOP) * 0.35
-        if upper or lower:
-            counts[("upper " if upper else "lower ") + ("left" if left else "right")] += 1
-    return min(counts, key=lambda c: counts[c])  # ties: the order above
+def _legend_box(entries: Sequence[tuple[str, str, str]], corner: str) -> tuple[float, float, float, float]:
+    """Where a legend goes: x, y, width, height (the width from a generous estimate of the text's)."""
+    width = max(len(label) for label, _, _ in entries) * 6.2 + 34
+    height = 16.0 * len(entries)
+    x0 = LEFT + 10 if corner.endswith("left") else RIGHT - 10 - width
+    y0 = TOP + 8 if corner.startswith("upper") else BOTTOM - 8 - height
+    return x0, y0, width, height
+
+
+def _best_corner(plot: _Plot, entries: Sequence[tuple[str, str, str]], lines: Sequence[Sequence[Point]]) -> str:
+    """The corner of the plot area where the legend hides the least of the lines (ties: upper left first)."""
+    samples = [
+        (plot.x(a[0] + (b[0] - a[0]) * t / 8), plot.y(a[1] + (b[1] - a[1]) * t / 8))
+        for line in lines
+        for a, b in zip(line, line[1:] or line, strict=False)
+        for t in range(8)
+    ]
+
+    def hidden(corner: str) -> int:
+        x0, y0, w, h = _legend_box(entries, corner)
+        return sum(1 for sx, sy in samples if x0 - 4 <= sx <= x0 + w + 4 and y0 - 4 <= sy <= y0 + h + 4)
+
+    return min(("upper left", "upper right", "lower left", "lower right"), key=hidden)
 
 
 def _points(xs: Iterable[Any], ys: Iterable[Any]) -> list[Point]:
@@ -335,5 +346,6 @@ def score_over_games(scores: pl.DataFrame, prefix: str) -> str | None:
         plot.dots(opp, MUTED, [2.0] * len(opp))
         plot.dots(mine, ACCENT, [2.4] * len(mine))
     kind = "dot" if marked else "line"
-    plot.legend([("opponents", MUTED, kind), ("player's team", ACCENT, kind)], _best_corner(plot, mine + opp))
+    entries = [("opponents", MUTED, kind), ("player's team", ACCENT, kind)]
+    plot.legend(entries, _best_corner(plot, entries, [mine, opp]))
     return plot.svg()
