@@ -1,7 +1,7 @@
 """Reports on a store: ``index.html``, ``players/<slug>.html`` and ``summary.md``.
 
 The figures come from :mod:`backalley.reporting.metrics` (SQL in DuckDB), the
-charts from :mod:`backalley.reporting.charts` (matplotlib, inline SVG) and the
+charts from :mod:`backalley.reporting.charts` (hand-written inline SVG) and the
 pages from :mod:`backalley.reporting.html` (escaped, self-contained).
 """
 

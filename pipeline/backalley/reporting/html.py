@@ -159,7 +159,7 @@ def card(label: str, value: Any, sub: Any = "") -> Markup:
 def chart(svg: str | None, what: str) -> Markup:
     if svg is None:
         return Markup(f'<figure class="chart nodata"><figcaption>{esc(what)}: no data</figcaption></figure>')
-    return Markup(f'<figure class="chart">{svg}</figure>')  # svg comes from matplotlib, ids prefixed
+    return Markup(f'<figure class="chart">{svg}</figure>')  # svg from charts: every text escaped, ids prefixed
 
 
 def player_link(player: str, from_player_page: bool, linked: Mapping[str, str]) -> Markup:
