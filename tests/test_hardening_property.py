@@ -122,7 +122,7 @@ def test_any_input_is_validated_and_ingested_without_a_traceback(files: dict[str
     check_pipeline(files, report=False)
 
 
-# The report draws its charts (about 2-4 s a run on a loaded 2-core machine): fewer examples.
+# The report costs about a second a run (DuckDB queries and pages): fewer examples.
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(FILES)
 def test_any_input_is_reported_on_without_a_traceback(files: dict[str, list[bytes]]) -> None:
