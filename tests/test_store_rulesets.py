@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 from backalley import store as store_mod
+from backalley.cards import CARD_INDEX
 from backalley.ingest import ingest
 from backalley.replay import replay
 from backalley.rules import find_ruleset
@@ -305,6 +306,25 @@ def test_bids_hold_declarations_multipliers_and_bore_levels(simulated: Path) -> 
         "SELECT count(*) FROM deal_sides s JOIN games g USING (game_id) WHERE g.ruleset = 'pereulok'"
         " AND (s.board_level IS NOT NULL OR s.contract_kind = 'board')",
     ) == [(0,)]
+
+
+def test_bab_online_rainbows_are_stored_per_bidder(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    lines = list(simulate_games(12, seed=5, rules=find_ruleset("bab-online")))
+    (tmp_path / "g.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ingest([str(tmp_path / "g.jsonl")], db, workers=1)
+    rules = find_ruleset("bab-online")
+    want = 0
+    for line in lines:
+        for d in json.loads(line)["deals"]:
+            n = rules.hand_size(d["number"])
+            if n != 4 or all(b["bid"] == "pass" for b in d["bids"]):
+                continue
+            masks = [sum(1 << CARD_INDEX[c] for c in d["hands"][s]) for s in "NESW"]
+            want += sum(rules.bonus(masks, rules.trump_of(CARD_INDEX[d["trump_card"]]), n)) // 10
+    assert want > 0
+    assert sql(db, "SELECT count(*) FILTER (WHERE rainbow), count(rainbow) FROM bids") == [(want, 4 * 13 * 12)]
+    assert sql(db, "SELECT count(*) FROM player_deals WHERE rainbow AND hand_size <> 4") == [(0,)]
 
 
 def test_views_keep_rulesets_apart(simulated: Path) -> None:

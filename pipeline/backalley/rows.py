@@ -103,8 +103,9 @@ DEAL_INTS = (
 #: The int64 fields packed per bid in :attr:`Built.bids` (four bids per deal, in bidding
 #: order): seat 0..3; kind 0 ``board`` (a board claim, or a bore of any level), 1 ``pass``,
 #: 2 ``number``, 3 ``declaration`` (pereulok); value; board level; multiplier; side
-#: (an index into :data:`SIDE_NAMES`).
-BID_INTS = ("seat", "kind", "value", "board_level", "multiplier", "side")
+#: (an index into :data:`SIDE_NAMES`); rainbow (0/1: the bidder's hand as dealt earned the
+#: ruleset's hand bonus, bab-online's rainbow; NULL where the ruleset has none).
+BID_INTS = ("seat", "kind", "value", "board_level", "multiplier", "side", "rainbow")
 #: Bid kinds by the code of :data:`BID_INTS`.
 BID_KINDS = ("board", "pass", "number", "declaration")
 #: Contract kinds by the code of :data:`DEAL_INTS` and :data:`SIDE_INTS`: ``none`` is a
@@ -241,7 +242,19 @@ DEAL_FIELDS = (
     "recorded_points_ns",
     "recorded_points_ew",
 )
-BID_FIELDS = ("game_id", "deal", "position", "seat", "player", "kind", "value", "board_level", "multiplier", "side")
+BID_FIELDS = (
+    "game_id",
+    "deal",
+    "position",
+    "seat",
+    "player",
+    "kind",
+    "value",
+    "board_level",
+    "multiplier",
+    "side",
+    "rainbow",
+)
 
 
 #: A worker process replays: see :func:`backalley.validate.tune_gc`.
@@ -467,17 +480,36 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[int, Bid], ...]) -> tuple[int | 
         side = _SIDE_CODE[rules.sides[rules.side_of[seat]]]
         level = bore_level(bid) if rules.name == "bab-online" else 0
         if level:
-            out += (seat, _BOARD_B, None, level, BORE_MULT[level], side)
+            out += (seat, _BOARD_B, None, level, BORE_MULT[level], side, None)
         elif bid == BOARD:
             claims += 1
-            out += (seat, _BOARD_B, None, claims, claims, side)
+            out += (seat, _BOARD_B, None, claims, claims, side, None)
         elif bid == PASS or not isinstance(bid, int):
-            out += (seat, _PASS_B, 0, None, None, side)
+            out += (seat, _PASS_B, 0, None, None, side, None)
         elif pereulok:
-            out += (seat, _DECLARATION_B, bid, None, multiplier(bid, previous), side)
+            out += (seat, _DECLARATION_B, bid, None, multiplier(bid, previous), side, None)
             previous = bid
         else:
-            out += (seat, _NUMBER_B, bid, None, None, side)
+            out += (seat, _NUMBER_B, bid, None, None, side, None)
+    return tuple(out)
+
+
+def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand."""
+    if not rules.has_bonus:
+        return bid_ints
+    out = list(bid_ints)
+    n = rules.hand_size(d.number)
+    hands = (d.hands.N, d.hands.E, d.hands.S, d.hands.W)
+    width = len(BID_INTS)
+    for k in range(0, len(out), width):
+        seat = out[k]
+        if seat is None or o.pass_out:
+            continue
+        alone = [0, 0, 0, 0]
+        for name in hands[seat]:
+            alone[seat] |= 1 << CARD_INDEX[name]
+        out[k + width - 1] = int(rules.bonus(alone, o.trump, n)[rules.side_of[seat]] > 0)
     return tuple(out)
 
 
@@ -538,7 +570,7 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
         deal_vals += _deal_ints(d, o, rules.hand_size(d.number), per_side)
         for name, values in zip(sides, per_side, strict=True):
             side_vals += (_SIDE_CODE[name], *values)
-        bid_vals += bid_ints
+        bid_vals += _rainbows(rules, d, o, bid_ints)
     out.deals, out.deal_nulls = _pack(deal_vals)
     out.sides, out.side_nulls = _pack(side_vals)
     out.bids, out.bid_nulls = _pack(bid_vals)

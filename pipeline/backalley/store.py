@@ -197,7 +197,8 @@ CREATE TABLE bids (
     value        BIGINT,
     board_level  INTEGER,
     multiplier   INTEGER,
-    side         VARCHAR
+    side         VARCHAR,
+    rainbow      BOOLEAN
 )""",
     "tricks": """
 CREATE TABLE tricks (
@@ -359,7 +360,8 @@ SELECT
     g.options,
     b.multiplier AS bid_multiplier,
     t.multiplier AS team_multiplier,
-    d.opening_leader = b.seat AS leads_first
+    d.opening_leader = b.seat AS leads_first,
+    b.rainbow
 FROM bids b
 JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
 JOIN games g ON g.game_id = b.game_id
@@ -491,6 +493,7 @@ _RULESET_STEPS = (
     "ALTER TABLE deals ALTER COLUMN tricks_ew DROP NOT NULL",
     "ALTER TABLE bids ADD COLUMN multiplier INTEGER",
     "ALTER TABLE bids ADD COLUMN side VARCHAR",
+    "ALTER TABLE bids ADD COLUMN rainbow BOOLEAN",
     "UPDATE bids SET multiplier = board_level, side = CASE WHEN seat IN ('N', 'S') THEN 'NS' ELSE 'EW' END",
     SIDE_TABLE_DDL["game_sides"],
     SIDE_TABLE_DDL["deal_sides"],

@@ -118,6 +118,7 @@ BID_TYPES: dict[str, Any] = {
     "board_level": _I32,
     "multiplier": _I32,
     "side": _STR,
+    "rainbow": _BOOL,
 }
 assert tuple(GAME_TYPES) == GAME_FIELDS and tuple(VIOLATION_TYPES) == VIOLATION_FIELDS
 assert tuple(BID_TYPES) == BID_FIELDS and tuple(GAME_SIDE_TYPES) == GAME_SIDE_FIELDS
@@ -336,6 +337,7 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
             "board_level": bcol("board_level", _I32),
             "multiplier": bcol("multiplier", _I32),
             "side": bcol("side", SIDE_ARRAY),
+            "rainbow": bcol("rainbow", _BOOL),
         }
     )
 
