@@ -466,8 +466,12 @@ def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int
     return _NUMBER_K, c.value, 1, None
 
 
+def _bid_key(b: Any) -> tuple[str, Bid]:
+    return b.seat, b.bid
+
+
 @lru_cache(maxsize=1 << 14)
-def _bid_ints(rules: Ruleset, bids: tuple[tuple[int, Bid], ...]) -> tuple[int | None, ...]:
+def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | None, ...]:
     """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
 
     A number outside BIGINT is kept here and becomes NULL when packed (:func:`_pack`).
@@ -476,7 +480,8 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[int, Bid], ...]) -> tuple[int | 
     claims = 0
     previous = 0
     pereulok = rules.name == "pereulok"
-    for seat, bid in bids:
+    for seat_name, bid in bids:
+        seat = SEAT_INDEX[seat_name]
         side = _SIDE_CODE[rules.sides[rules.side_of[seat]]]
         level = bore_level(bid) if rules.name == "bab-online" else 0
         if level:
@@ -532,8 +537,8 @@ def _recorded(values: FastTeamInts | dict[Any, int] | Any, sides: tuple[str, ...
     if values is UNSET:
         return (None,) * len(sides)
     if isinstance(values, FastTeamInts):
-        return _i64(values.NS), _i64(values.EW)
-    return tuple(_i64(values.get(s)) for s in sides)
+        return values.NS, values.EW  # the schema's ints; one outside BIGINT becomes NULL when packed
+    return tuple(values.get(s) for s in sides)
 
 
 def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
@@ -543,7 +548,7 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     gid = rec.game_id
     p = rec.players
     out = Built(sha, game_id=gid, valid=r.valid, rules=rules.label(), nsides=len(sides))
-    recorded = _recorded(rec.final_score, sides)
+    recorded = tuple(_i64(v) for v in _recorded(rec.final_score, sides))
     out.game = _game_row(
         r,
         rec.format_version,
@@ -564,12 +569,11 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     bid_vals: list[int | None] = []
     outcomes = r.deals
     for d, o in zip(cast("list[AnyDeal]", rec.deals), outcomes, strict=True):
-        bids = tuple((SEAT_INDEX[b.seat], b.bid) for b in d.bids)
-        bid_ints = _bid_ints(rules, bids)
+        bid_ints = _bid_ints(rules, tuple(map(_bid_key, d.bids)))
         per_side = _sides_of(rules, d, o, bid_ints)
         deal_vals += _deal_ints(d, o, rules.hand_size(d.number), per_side)
-        for name, values in zip(sides, per_side, strict=True):
-            side_vals += (_SIDE_CODE[name], *values)
+        for values in per_side:
+            side_vals += values
         bid_vals += _rainbows(rules, d, o, bid_ints)
     out.deals, out.deal_nulls = _pack(deal_vals)
     out.sides, out.side_nulls = _pack(side_vals)
@@ -594,23 +598,53 @@ def _levels(rules: Ruleset, bid_ints: tuple[int | None, ...]) -> list[int]:
     return levels
 
 
+_ContractCols = tuple[tuple[int | None, int | None, int | None, int | None, int | None], ...]
+#: ``_contract_cols`` memo: a bidding (and hand size) decides every side's contract columns.
+_CONTRACT_COLS: dict[tuple[Ruleset, tuple[int | None, ...], int], _ContractCols] = {}
+
+
+def _contract_cols(rules: Ruleset, bid_ints: tuple[int | None, ...], n: int, o: DealOutcome) -> _ContractCols:
+    """Every side's code and contract as stored (side, kind, contract, multiplier, level), memoised by bidding."""
+    key = (rules, bid_ints, n)
+    got = _CONTRACT_COLS.get(key)
+    if got is None:
+        if len(_CONTRACT_COLS) > 1 << 14:
+            _CONTRACT_COLS.clear()
+        levels = _levels(rules, bid_ints)
+        got = tuple(
+            (_SIDE_CODE[name], *_side_contract(rules, o.contracts.of(s), n, levels[s]))
+            for s, name in enumerate(rules.sides)
+        )
+        _CONTRACT_COLS[key] = got
+    return got
+
+
+_PASSED_OUT = (None, None, None, None)
+
+
 def _sides_of(
     rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]
 ) -> list[tuple[int | None, ...]]:
-    """Per side of one dealing: the :data:`SIDE_INTS` after ``side``."""
+    """Per side of one dealing: its :data:`SIDE_INTS`."""
     n = rules.hand_size(d.number)
-    po = o.pass_out
     res = d.result
-    rec_tricks = _recorded(UNSET if res is UNSET else res.tricks, rules.sides)
-    rec_points = _recorded(UNSET if res is UNSET else res.points, rules.sides)
-    levels = _levels(rules, bid_ints)
-    out: list[tuple[int | None, ...]] = []
-    for s in range(len(rules.sides)):
-        c = o.contracts.of(s)
-        kind, contract, mult, level = (None, None, None, None) if po else _side_contract(rules, c, n, levels[s])
-        made = None if po or kind == _NONE_K else rules.made(c, o.tricks[s], n)
-        out.append((kind, contract, mult, level, o.tricks[s], o.points[s], made, rec_tricks[s], rec_points[s]))
-    return out
+    tricks, points = o.tricks, o.points
+    rec_tricks: tuple[int | None, ...]
+    rec_points: tuple[int | None, ...]
+    if res is UNSET:
+        rec_tricks = rec_points = (None,) * len(tricks)
+    else:
+        rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
+    if o.pass_out:
+        codes = [_SIDE_CODE[name] for name in rules.sides]
+        return [
+            (code, *_PASSED_OUT, t, p, None, rt, rp)
+            for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
+        ]
+    cols = _contract_cols(rules, bid_ints, n, o)
+    by_side = o.contracts.by_side
+    made = [None if c[1] == _NONE_K else rules.made(by_side[s], tricks[s], n) for s, c in enumerate(cols)]
+    return [(*c, tricks[s], points[s], made[s], rec_tricks[s], rec_points[s]) for s, c in enumerate(cols)]
 
 
 def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
@@ -619,13 +653,13 @@ def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
     ws = o.winners
     trump_card = d.trump_card
     if len(sides) == 2:
-        ns, ew = sides
+        ns, ew = sides  # SIDE_INTS: side, kind, contract, multiplier, level, tricks, points, made, recorded x2
         teams: tuple[int | None, ...] = (
-            *(ns[0], None if ns[0] == _BOARD_K else ns[1], ns[3]),
-            *(ew[0], None if ew[0] == _BOARD_K else ew[1], ew[3]),
-            *(ns[4], ew[4], ns[5], ew[5], ns[6], ew[6]),
+            *(ns[1], None if ns[1] == _BOARD_K else ns[2], ns[4]),
+            *(ew[1], None if ew[1] == _BOARD_K else ew[2], ew[4]),
+            *(ns[5], ew[5], ns[6], ew[6], ns[7], ew[7]),
         )
-        recorded: tuple[int | None, ...] = (ns[7], ew[7], ns[8], ew[8])
+        recorded: tuple[int | None, ...] = (ns[8], ew[8], ns[9], ew[9])
     else:
         teams, recorded = (None,) * 12, _NO_RESULT
     return [
