@@ -253,6 +253,7 @@ def _scope(m: Metrics) -> str:
 
 def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     p = m.population
+    plain = m.plain_standard_only
     b: list[Markup] = []
     b.append(Markup("<h2>Population</h2>"))
     b.append(
@@ -261,9 +262,9 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
             + card("records", fmt_int(p["records"]), "incl. rejected lines")
             + card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures")
             + card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events")
-            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded")
+            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded" if plain else "plain standard games")
             + card(
-                "boards made",
+                "boards made" if plain else "standard boards made",
                 _rate_value(p["boards_made"], p["boards_claimed"]),
                 _rate_sub(p["boards_made"], p["boards_claimed"]),
             )
