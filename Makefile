@@ -6,6 +6,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 GAMES  ?= 200
 SEED   ?= 2026
+# Games of each other ruleset in the demo (pereulok, bab-online, standard with two options).
+RULESET_GAMES ?= 40
 
 .PHONY: install demo test lint format bench schema clean
 
@@ -22,13 +24,18 @@ DB     ?= data/backalley.duckdb
 
 demo: $(STAMP)
 	$(BIN)/backalley simulate --games $(GAMES) --seed $(SEED) --faults 0.1 --out data/demo/games.jsonl
+	@echo; echo "== and a smaller mix of the other rulesets"
+	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset pereulok --out data/demo/pereulok.jsonl
+	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset bab-online --out data/demo/bab-online.jsonl
+	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset standard --options short_deck,no_partnerships --out data/demo/standard+short_deck+no_partnerships.jsonl
 	@echo; echo "== validate (only the invalid records are listed)"
-	@$(BIN)/backalley validate --quiet data/demo/games.jsonl || echo "(exit status $$?: some records are invalid, as expected: the demo injects faults)"
+	@$(BIN)/backalley validate --quiet data/demo || echo "(exit status $$?: some records are invalid, as expected: the demo injects faults)"
 	@echo; echo "== ingest into $(DB) (with the committed samples, bad inputs included)"
-	@$(BIN)/backalley ingest --db $(DB) data/demo/games.jsonl data/sample || echo "(exit status $$?: invalid and rejected inputs were stored and counted, as expected)"
+	@$(BIN)/backalley ingest --db $(DB) data/demo data/sample || echo "(exit status $$?: invalid and rejected inputs were stored and counted, as expected)"
 	@echo; echo "== a few answers from SQL"
-	$(BIN)/backalley query --db $(DB) "SELECT status, count(*) AS games FROM games GROUP BY status ORDER BY games DESC"
-	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary ORDER BY pts_per_deal DESC LIMIT 5"
+	$(BIN)/backalley query --db $(DB) "SELECT ruleset, options, status, count(*) AS games FROM games GROUP BY ALL ORDER BY ruleset, options, games DESC"
+	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary WHERE ruleset = 'standard' AND options = '' ORDER BY pts_per_deal DESC LIMIT 5"
+	$(BIN)/backalley query --db $(DB) "SELECT player, games, declarations, declarations_made, auctions_won FROM player_summary WHERE ruleset = 'pereulok' ORDER BY auctions_won DESC, player LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
 	@echo; echo "== the service (not started by the demo): upload over HTTP, browse games and deals"
 	@echo "  $(BIN)/backalley token create club --db $(DB)   # prints an API token, once"

@@ -244,3 +244,39 @@ def test_detects_console_errors_and_outside_requests(tmp_path: Path, browser: Br
     seen = browser.open(bad.resolve().as_uri())
     assert any("console.error" in s for s in seen), seen
     assert any("another host" in s for s in seen), seen
+
+
+def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, browser: Browser) -> None:
+    from backalley.ingest import ingest
+
+    samples = Path(__file__).resolve().parents[1] / "data" / "sample"
+    db = tmp_path / "store.duckdb"
+    ingest([str(samples / "valid-games.jsonl"), *map(str, sorted((samples / "rulesets").glob("valid-*")))], db)
+    out = tmp_path / "reports"
+    summary = write_reports(db, out, workers=1)
+    shots = screenshots_dir()
+    seen = browser.open(summary.index.resolve().as_uri())
+    browser.screenshot(shots / "rulesets_index.png", 1100)
+    assert not seen, seen
+    found = browser.call(
+        "Runtime.evaluate",
+        {
+            "expression": "['ruleset-pereulok', 'ruleset-bab-online', 'ruleset-standard-short-deck-no-partnerships']"
+            ".map(id => { const h = document.getElementById(id);"
+            " return h ? h.parentElement.querySelectorAll('h2#' + id + ' ~ div.scroll')[0]"
+            ".querySelectorAll('tbody tr').length : -1; })",
+            "returnByValue": True,
+        },
+        session=True,
+    )["result"]["value"]
+    assert all(n > 0 for n in found), found  # each section is there, with a row per player
+    listed = browser.call(
+        "Runtime.evaluate",
+        {"expression": "[...document.querySelectorAll('#rulesets ~ div.scroll')][0].innerText", "returnByValue": True},
+        session=True,
+    )["result"]["value"]
+    for label in ("standard", "pereulok", "bab-online", "standard + short_deck, no_partnerships"):
+        assert label in listed
+    page = next(p for p in summary.player_pages)
+    seen = browser.open(page.resolve().as_uri())
+    assert not seen, seen

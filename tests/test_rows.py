@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from backalley.ingest import ingest
-from backalley.record import fast_decode, to_fast
+from backalley.record import fast_decode, fast_decode_any, to_fast_any
 from backalley.replay import replay
 from backalley.rows import Built, build, build_game, build_schema_invalid, content_hash
 from backalley.sources import parse
@@ -37,11 +37,12 @@ def slow_build(raw: bytes) -> Built | None:
         return None
     if any(v.code == "SCHEMA" for v in r.violations):
         return build_schema_invalid(value, r, sha)
-    return build_game(to_fast(value), r, sha)
+    return build_game(to_fast_any(value), r, sha)
 
 
 def sample_lines() -> list[bytes]:
-    lines = [line for p in sorted(SAMPLE.glob("*.jsonl")) for line in p.read_bytes().splitlines() if line.strip()]
+    """Every committed sample, those of the other rulesets (format 2) included."""
+    lines = [line for p in sorted(SAMPLE.rglob("*.jsonl")) for line in p.read_bytes().splitlines() if line.strip()]
     return [*lines, (SAMPLE / "worked-example.json").read_bytes()]
 
 
@@ -104,6 +105,16 @@ def test_the_fast_path_is_taken_for_the_valid_samples() -> None:
     lines = [line for line in (SAMPLE / "valid-games.jsonl").read_bytes().splitlines() if line.strip()]
     assert lines and all(fast_decode(line) is not None for line in lines)
     assert all(build(line).valid and build(line).cards for line in lines)
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_format_2_samples_take_the_fast_path_and_are_stored() -> None:
+    lines = [line for p in sorted((SAMPLE / "rulesets").glob("valid-*")) for line in p.read_bytes().splitlines()]
+    assert lines and all(fast_decode_any(line) is not None for line in lines)
+    for line in lines:
+        b = build(line)
+        assert b.reject is None and b.valid and b.cards and b.sides
+        assert len(b.game_sides) == b.nsides and b.rules.split("+")[0] in ("standard", "pereulok", "bab-online")
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")

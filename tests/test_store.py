@@ -524,7 +524,7 @@ def test_committed_sample_and_simulated_games(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     run = ingest([str(sim), str(SAMPLE)], db, workers=2)
     # What should be stored, worked out from the files with plain json and the replay.
-    want = dict.fromkeys(("games", "deals", "tricks", "violations", "rejects"), 0)
+    want = dict.fromkeys(("games", "deals", "deal_sides", "game_sides", "tricks", "violations", "rejects"), 0)
     records = 0
     for f in [sim, *sorted(SAMPLE.rglob("*.json*"))]:
         texts = [f.read_text(encoding="utf-8")] if f.suffix == ".json" else f.read_text(encoding="utf-8").splitlines()
@@ -544,13 +544,12 @@ def test_committed_sample_and_simulated_games(tmp_path: Path) -> None:
             if any(v.path == "/game_id" for v in r.violations):
                 want["rejects"] += 1
                 continue
-            if rec.get("format_version") == 2 and not any(v.code == "SCHEMA" for v in r.violations):
-                want["rejects"] += 1  # format 2 (other rulesets) is not stored yet: reason "ruleset"
-                continue
             want["games"] += 1
             want["violations"] += len(r.violations)
             if not any(v.code == "SCHEMA" for v in r.violations):
                 want["deals"] += len(rec["deals"])
+                want["deal_sides"] += len(rec["deals"]) * len(r.sides)
+                want["game_sides"] += len(r.sides)
                 want["tricks"] += sum(len(o.winners) for o in r.deals)
     got = counts(db)
     assert run.records == records

@@ -332,6 +332,10 @@ def report(
         str | None, typer.Option("--player", help="Write the page of this player only (the index is still written).")
     ] = None,
     event: Annotated[str | None, typer.Option("--event", help="Report on the games of this event only.")] = None,
+    ruleset: Annotated[
+        str | None,
+        typer.Option("--ruleset", help="Report on the games of this ruleset only (see `backalley rulesets`)."),
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -346,7 +350,7 @@ def report(
     """Write HTML reports (index.html, players/*.html) and summary.md from the store.
 
     Exit status: 0 on success, 2 when the store is missing, unusable or holds no games
-    (of that --event), or the player is unknown.
+    (of that --event or --ruleset), the ruleset or the player is unknown.
     """
     from backalley.reporting import ReportError, write_reports
     from backalley.store import default_db
@@ -360,7 +364,9 @@ def report(
             bar.update(task, description=what, completed=done, total=total)
 
         try:
-            summary = write_reports(db, out_dir, player=player, event=event, progress=progress, workers=workers)
+            summary = write_reports(
+                db, out_dir, player=player, event=event, progress=progress, workers=workers, ruleset=ruleset
+            )
         except ReportError as exc:
             raise fail(str(exc)) from None
     note(f"report: {summary}")

@@ -5,22 +5,24 @@ way :func:`backalley.validate.check` does (the msgspec fast path, and the full
 parse + pydantic path for anything it refuses) and turns the record and its
 replay into compact row data, cheap to send between processes:
 
-* the ``games`` row and the ``violations`` rows as tuples (one and usually none);
-* ``deals`` and ``bids`` as packed int64 fields plus a null mask
-  (:data:`DEAL_INTS`, :data:`BID_INTS`);
+* the ``games`` row, its ``game_sides`` rows and the ``violations`` rows as
+  tuples (one, one per side, and usually none);
+* ``deals``, ``deal_sides`` and ``bids`` as packed int64 fields plus a null mask
+  (:data:`DEAL_INTS`, :data:`SIDE_INTS`, :data:`BID_INTS`);
 * ``tricks`` and ``plays`` as the replay's own per-trick bytes (leader, winner,
   trump broken before, and the four cards in play order).
 
 The single writer in the parent process expands these column-wise
 (:mod:`backalley.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
-to import in a worker.  Every record that fits the schema goes through the one
-row builder, :func:`build_game`, from the msgspec Structs of
-:mod:`backalley.record`; a record with a usable ``game_id`` that does not fit
+to import in a worker.  Every record that fits the schema (format 1 or 2, any
+ruleset) goes through the one row builder, :func:`build_game`, from the msgspec
+Structs of :mod:`backalley.record`, asking the record's ruleset
+(:func:`backalley.replay.ruleset_of`) for hand sizes, sides and contracts; a record with a usable ``game_id`` that does not fit
 the schema only gets its ``games`` and ``violations`` rows.
 
 An input that cannot become a ``games`` row (not JSON, not an object, no
 string ``game_id``, or a ``game_id`` that does not fit the format) comes back
-as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``, ``ruleset``).
+as a reject with its reason (``json``, ``no_game_id``, ``schema_no_id``).
 """
 
 from __future__ import annotations
@@ -32,14 +34,33 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import chain
-from typing import Any
+from typing import Any, cast
 
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX
-from backalley.record import FastBid, FastRecord, FastTeamInts, fast_decode, instant, nfc, to_fast
-from backalley.replay import ERROR, SEAT_INDEX, SEAT_NAMES, Replay, replay, replay_checked
-from backalley.rules import BOARD, HAND_SIZE, PASS, Contract, made
+from backalley.record import (
+    AnyFastRecord,
+    FastTeamInts,
+    fast_decode_any,
+    instant,
+    nfc,
+    to_fast_any,
+)
+from backalley.replay import (
+    ERROR,
+    SEAT_INDEX,
+    SEAT_NAMES,
+    AnyDeal,
+    DealOutcome,
+    Replay,
+    replay,
+    replay_checked,
+    ruleset_of,
+)
+from backalley.rules import BOARD, PASS, RULESETS, Bid, Contract, Ruleset, RulesetError, canonical_options
+from backalley.rules.bab_online import BORE_MULT, bore_level
+from backalley.rules.pereulok import multiplier
 from backalley.sources import Item, parse
 from backalley.validate import status, too_large, tune_gc
 
@@ -80,12 +101,35 @@ DEAL_INTS = (
     "tricks",
 )
 #: The int64 fields packed per bid in :attr:`Built.bids` (four bids per deal, in bidding
-#: order): seat 0..3; kind 0 ``board``, 1 ``pass``, 2 ``number``; value; board level.
-BID_INTS = ("seat", "kind", "value", "board_level")
+#: order): seat 0..3; kind 0 ``board`` (a board claim, or a bore of any level), 1 ``pass``,
+#: 2 ``number``, 3 ``declaration`` (pereulok); value; board level; multiplier; side
+#: (an index into :data:`SIDE_NAMES`); rainbow (0/1: the bidder's hand as dealt earned the
+#: ruleset's hand bonus, bab-online's rainbow; NULL where the ruleset has none).
+BID_INTS = ("seat", "kind", "value", "board_level", "multiplier", "side", "rainbow")
 #: Bid kinds by the code of :data:`BID_INTS`.
-BID_KINDS = ("board", "pass", "number")
-#: Contract kinds by the code of :data:`DEAL_INTS`.
-CONTRACT_KINDS = ("board", "number")
+BID_KINDS = ("board", "pass", "number", "declaration")
+#: Contract kinds by the code of :data:`DEAL_INTS` and :data:`SIDE_INTS`: ``none`` is a
+#: pereulok side that did not declare.
+CONTRACT_KINDS = ("board", "number", "declaration", "none")
+#: Every side name: the teams, then the seats (the sides of a game without partnerships).
+SIDE_NAMES = ("NS", "EW", "N", "E", "S", "W")
+_SIDE_CODE = {name: k for k, name in enumerate(SIDE_NAMES)}
+#: The int64 fields packed per side of a deal in :attr:`Built.sides` (the ruleset's sides in
+#: order, deal after deal): side (index into :data:`SIDE_NAMES`), contract kind, contract
+#: (tricks undertaken: the hand size for a board), multiplier, board level, tricks, points,
+#: made, and the recorded tricks and points.
+SIDE_INTS = (
+    "side",
+    "contract_kind",
+    "contract",
+    "multiplier",
+    "board_level",
+    "tricks",
+    "points",
+    "made",
+    "recorded_tricks",
+    "recorded_points",
+)
 #: Longest reject message kept (the raw text is kept whole, but for a record too large).
 MAX_MESSAGE = 2000
 #: Bytes of a too-large record's raw text kept in ``rejects`` (see :func:`oversized`).
@@ -125,6 +169,14 @@ class Built:
     broken: bytes = b""
     #: Four card ints per replayed trick, in play order.
     cards: bytes = b""
+    #: The ruleset's label (``standard``, ``pereulok+no_jokers``): how the tricks were played.
+    rules: str = "standard"
+    #: ``len(SIDE_INTS)`` int64 values per side per deal; ``nsides`` sides per deal.
+    sides: bytes = b""
+    side_nulls: bytes = b""
+    nsides: int = 2
+    #: The ``game_sides`` rows (:data:`GAME_SIDE_FIELDS`), one per side.
+    game_sides: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 #: Worker-built ``games`` columns (the writer adds hash, source, line, run and time, raw text).
@@ -152,7 +204,9 @@ GAME_FIELDS = (
     "recorded_score_ns",
     "recorded_score_ew",
     "winner",
+    "options",
 )
+GAME_SIDE_FIELDS = ("game_id", "side", "score", "recorded_score")
 VIOLATION_FIELDS = ("game_id", "ordinal", "code", "severity", "message", "path", "deal", "trick", "seat")
 DEAL_FIELDS = (
     "game_id",
@@ -188,7 +242,19 @@ DEAL_FIELDS = (
     "recorded_points_ns",
     "recorded_points_ew",
 )
-BID_FIELDS = ("game_id", "deal", "position", "seat", "player", "kind", "value", "board_level")
+BID_FIELDS = (
+    "game_id",
+    "deal",
+    "position",
+    "seat",
+    "player",
+    "kind",
+    "value",
+    "board_level",
+    "multiplier",
+    "side",
+    "rainbow",
+)
 
 
 #: A worker process replays: see :func:`backalley.validate.tune_gc`.
@@ -234,7 +300,7 @@ def build_item(item: Item) -> Built:
     sha = content_hash(item.raw)
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)
-    rec = fast_decode(item.raw)
+    rec = fast_decode_any(item.raw)
     if rec is not None:
         return build_game(rec, replay_checked(rec), sha)
     value, error = parse(item.raw)
@@ -256,10 +322,7 @@ def build_item(item: Item) -> Built:
         msg = "; ".join(v.message for v in r.violations if v.code == "SCHEMA")
         return Built(sha, game_id=gid, reject="schema_no_id", message=msg[:MAX_MESSAGE])
     if not any(v.code == "SCHEMA" for v in r.violations):
-        if value.get("format_version") == 2:  # the store's tables are those of format 1 (yet)
-            msg = f"format 2 records (ruleset {value.get('ruleset')}) are validated but not stored yet"
-            return Built(sha, game_id=gid, reject="ruleset", message=msg)
-        return build_game(to_fast(value), r, sha)
+        return build_game(to_fast_any(value), r, sha)
     return build_schema_invalid(value, r, sha)
 
 
@@ -289,22 +352,22 @@ def build(raw: bytes) -> Built:
 def _game_row(
     r: Replay,
     format_version: Any,
-    ruleset: Any,
+    ruleset: str | None,
+    options: str,
     played_at: Any,
     event: Any,
     players: list[str | None],
     schema_ok: bool,
-    recorded: tuple[int | None, int | None],
+    recorded: tuple[int | None, ...],
 ) -> tuple[Any, ...]:
+    """The ``games`` columns of :data:`GAME_FIELDS`; ``recorded`` is the final score by side."""
     errors = sum(1 for v in r.violations if v.severity == ERROR)
     final = r.final_score
-    winner = None
-    if final is not None:
-        winner = "NS" if final[0] > final[1] else "EW" if final[1] > final[0] else "tie"
+    teams = r.sides == ("NS", "EW")
     return (
         r.game_id,
         _i64(format_version),
-        _str(ruleset),
+        ruleset,
         _timestamp(played_at),
         _str(event),
         *players,
@@ -317,11 +380,19 @@ def _game_row(
         sum(1 for d in r.deals if d.pass_out) if schema_ok else None,
         errors,
         len(r.violations) - errors,
-        None if final is None else _i32(final[0]),
-        None if final is None else _i32(final[1]),
-        *recorded,
-        winner,
+        _i32(final[0]) if final is not None and teams else None,
+        _i32(final[1]) if final is not None and teams else None,
+        *(recorded if teams and recorded else (None, None)),
+        None if final is None else _winner(r.sides, final),
+        options,
     )
+
+
+def _winner(sides: tuple[str, ...], final: tuple[int, ...]) -> str:
+    """The side with the most points, or ``tie`` when several share the most."""
+    best = max(final)
+    top = [s for s, v in zip(sides, final, strict=True) if v == best]
+    return top[0] if len(top) == 1 else "tie"
 
 
 def _violation_rows(r: Replay) -> list[tuple[Any, ...]]:
@@ -331,6 +402,27 @@ def _violation_rows(r: Replay) -> list[tuple[Any, ...]]:
     ]
 
 
+def checked_ruleset(rec: dict[str, Any]) -> tuple[str | None, str]:
+    """The ruleset a parsed record is checked under and its canonical options (``a,b``; ``""`` for none).
+
+    Format 1 is ``standard``; format 2 names its ruleset (``None`` when it names
+    none that exists); options that cannot be read are ``""``.
+    """
+    version = rec.get("format_version")
+    if not (version == 2 and type(version) is int):
+        return "standard", ""
+    name = rec.get("ruleset")
+    if not isinstance(name, str) or name not in RULESETS:
+        return None, ""
+    opts = rec.get("options")
+    if not isinstance(opts, list) or not all(isinstance(o, str) for o in opts):
+        return name, ""
+    try:
+        return name, ",".join(canonical_options(name, opts))
+    except RulesetError:
+        return name, ""
+
+
 def build_schema_invalid(rec: dict[str, Any], r: Replay, sha: str) -> Built:
     """The ``games`` and ``violations`` rows of a record with a usable ``game_id`` that fails the schema."""
     assert r.game_id is not None
@@ -338,43 +430,91 @@ def build_schema_invalid(rec: dict[str, Any], r: Replay, sha: str) -> Built:
     given = [_str(players_in.get(s)) if isinstance(players_in, dict) else None for s in SEAT_NAMES]
     players = [None if p is None else nfc(p) for p in given]
     out = Built(sha, game_id=r.game_id, valid=r.valid)
+    ruleset, options = checked_ruleset(rec)
     out.game = _game_row(
         r,
         rec.get("format_version"),
-        rec.get("ruleset"),
+        ruleset,
+        options,
         rec.get("played_at"),
         rec.get("event"),
         players,
         False,
-        (None, None),
+        (),
     )
     out.violations = _violation_rows(r)
     return out
 
 
-def _contract(c: Contract, pass_out: bool) -> tuple[int | None, int | None, int | None]:
-    if pass_out:
-        return None, None, None
-    return (0, None, c.value) if c.board else (1, c.value, None)
+#: Codes of :data:`CONTRACT_KINDS`.
+_BOARD_K, _NUMBER_K, _DECLARATION_K, _NONE_K = range(4)
+#: Codes of :data:`BID_KINDS`.
+_BOARD_B, _PASS_B, _NUMBER_B, _DECLARATION_B = range(4)
+
+
+def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int, int | None, int | None, int | None]:
+    """A side's contract as stored: kind, tricks undertaken, multiplier, board level.
+
+    ``level`` is the side's highest bore level (bab-online; 0 without one).
+    """
+    if rules.name == "pereulok":
+        return (_DECLARATION_K, c.value, c.mult, None) if c.mult else (_NONE_K, None, None, None)
+    if rules.name == "bab-online":
+        return (_BOARD_K if level else _NUMBER_K), c.value, c.mult, level or None
+    if c.board:  # standard: value is the claim's multiplier
+        return _BOARD_K, n, c.value, c.value
+    return _NUMBER_K, c.value, 1, None
+
+
+def _bid_key(b: Any) -> tuple[str, Bid]:
+    return b.seat, b.bid
 
 
 @lru_cache(maxsize=1 << 14)
-def _bid_ints(bids: tuple[tuple[str, int | str], ...]) -> tuple[int | None, ...]:
+def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | None, ...]:
     """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
 
     A number outside BIGINT is kept here and becomes NULL when packed (:func:`_pack`).
     """
     out: list[int | None] = []
     claims = 0
-    for seat, bid in bids:
-        if bid == BOARD:
+    previous = 0
+    pereulok = rules.name == "pereulok"
+    for seat_name, bid in bids:
+        seat = SEAT_INDEX[seat_name]
+        side = _SIDE_CODE[rules.sides[rules.side_of[seat]]]
+        level = bore_level(bid) if rules.name == "bab-online" else 0
+        if level:
+            out += (seat, _BOARD_B, None, level, BORE_MULT[level], side, None)
+        elif bid == BOARD:
             claims += 1
-            out += (SEAT_INDEX[seat], 0, None, claims)
-        elif bid == PASS:
-            out += (SEAT_INDEX[seat], 1, 0, None)
+            out += (seat, _BOARD_B, None, claims, claims, side, None)
+        elif bid == PASS or not isinstance(bid, int):
+            out += (seat, _PASS_B, 0, None, None, side, None)
+        elif pereulok:
+            out += (seat, _DECLARATION_B, bid, None, multiplier(bid, previous), side, None)
+            previous = bid
         else:
-            assert isinstance(bid, int)
-            out += (SEAT_INDEX[seat], 2, bid, None)
+            out += (seat, _NUMBER_B, bid, None, None, side, None)
+    return tuple(out)
+
+
+def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand."""
+    if not rules.has_bonus:
+        return bid_ints
+    out = list(bid_ints)
+    n = rules.hand_size(d.number)
+    hands = (d.hands.N, d.hands.E, d.hands.S, d.hands.W)
+    width = len(BID_INTS)
+    for k in range(0, len(out), width):
+        seat = out[k]
+        if seat is None or o.pass_out:
+            continue
+        alone = [0, 0, 0, 0]
+        for name in hands[seat]:
+            alone[seat] |= 1 << CARD_INDEX[name]
+        out[k + width - 1] = int(rules.bonus(alone, o.trump, n)[rules.side_of[seat]] > 0)
     return tuple(out)
 
 
@@ -392,72 +532,154 @@ def _pack(values: list[int | None]) -> tuple[bytes, bytes]:
         return _pack([v if v is None or -_I64 <= v < _I64 else None for v in values])
 
 
-def _bid_key(b: FastBid) -> tuple[str, int | str]:
-    return b.seat, b.bid
+def _recorded(values: FastTeamInts | dict[Any, int] | Any, sides: tuple[str, ...]) -> tuple[int | None, ...]:
+    """Recorded figures by side (format 1: ``{NS, EW}`` Structs; format 2: a dict); NULLs when absent."""
+    if values is UNSET:
+        return (None,) * len(sides)
+    if isinstance(values, FastTeamInts):
+        return values.NS, values.EW  # the schema's ints; one outside BIGINT becomes NULL when packed
+    return tuple(values.get(s) for s in sides)
 
 
-def build_game(rec: FastRecord, r: Replay, sha: str) -> Built:
+def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     """Row data for a record that fits the schema (decoded as Structs) and its replay."""
+    rules = ruleset_of(rec)
+    sides = rules.sides
     gid = rec.game_id
     p = rec.players
-    out = Built(sha, game_id=gid, valid=r.valid)
+    out = Built(sha, game_id=gid, valid=r.valid, rules=rules.label(), nsides=len(sides))
+    recorded = tuple(_i64(v) for v in _recorded(rec.final_score, sides))
     out.game = _game_row(
         r,
         rec.format_version,
-        rec.ruleset,
+        rules.name,
+        ",".join(rules.options),
         None if rec.played_at is UNSET else rec.played_at,
         None if rec.event is UNSET else rec.event,
         [p.N, p.E, p.S, p.W],
         True,
-        _fast_team(rec.final_score),
+        recorded,
     )
+    final = r.final_score or (None,) * len(sides)
+    out.game_sides = [(gid, s, _i32(v), rv) for s, v, rv in zip(sides, final, recorded, strict=True)]
     if r.violations:
         out.violations = _violation_rows(r)
-    ci = CARD_INDEX
-    si = SEAT_INDEX
     deal_vals: list[int | None] = []
+    side_vals: list[int | None] = []
     bid_vals: list[int | None] = []
     outcomes = r.deals
-    for d, o in zip(rec.deals, outcomes, strict=True):
-        n = HAND_SIZE[d.number]
-        con = o.contracts
-        po = o.pass_out
-        swap = d.joker_swap
-        ws = o.winners
-        res = d.result
-        tns, tew = o.tricks
-        deal_vals += (
-            d.number,
-            n,
-            si[d.dealer],
-            ci[d.trump_card],
-            o.trump,
-            None if swap is UNSET else si[swap.seat],
-            None if swap is UNSET else ci[swap.drawn],
-            po,
-            con.opening_leader,
-            *_contract(con.ns, po),
-            *_contract(con.ew, po),
-            tns,
-            tew,
-            *o.points,
-            None if po else made(con.ns, tns, n),
-            None if po else made(con.ew, tew, n),
-            ws.count(0),
-            ws.count(1),
-            ws.count(2),
-            ws.count(3),
-            *(_NO_RESULT if res is UNSET else (res.tricks.NS, res.tricks.EW, res.points.NS, res.points.EW)),
-            len(ws),
-        )
-        bid_vals += _bid_ints(tuple(map(_bid_key, d.bids)))
+    for d, o in zip(cast("list[AnyDeal]", rec.deals), outcomes, strict=True):
+        bid_ints = _bid_ints(rules, tuple(map(_bid_key, d.bids)))
+        per_side = _sides_of(rules, d, o, bid_ints)
+        deal_vals += _deal_ints(d, o, rules.hand_size(d.number), per_side)
+        for values in per_side:
+            side_vals += values
+        bid_vals += _rainbows(rules, d, o, bid_ints)
     out.deals, out.deal_nulls = _pack(deal_vals)
+    out.sides, out.side_nulls = _pack(side_vals)
     out.bids, out.bid_nulls = _pack(bid_vals)
     out.leaders = bytes(chain.from_iterable(o.leaders for o in outcomes))
     out.winners = bytes(chain.from_iterable(o.winners for o in outcomes))
     out.broken = bytes(chain.from_iterable(o.broken_before for o in outcomes))
     out.cards = bytes(chain.from_iterable(o.cards for o in outcomes))
     return out
+
+
+def _levels(rules: Ruleset, bid_ints: tuple[int | None, ...]) -> list[int]:
+    """Each side's highest bore level in a bab-online deal (0 without one; all 0 elsewhere)."""
+    levels = [0] * len(rules.sides)
+    if rules.name == "bab-online":
+        width = len(BID_INTS)
+        for k in range(0, len(bid_ints), width):
+            seat, kind, _, level = bid_ints[k : k + 4]
+            if kind == _BOARD_B and seat is not None and level is not None:
+                side = rules.side_of[seat]
+                levels[side] = max(levels[side], level)
+    return levels
+
+
+_ContractCols = tuple[tuple[int | None, int | None, int | None, int | None, int | None], ...]
+#: ``_contract_cols`` memo: a bidding (and hand size) decides every side's contract columns.
+_CONTRACT_COLS: dict[tuple[Ruleset, tuple[int | None, ...], int], _ContractCols] = {}
+
+
+def _contract_cols(rules: Ruleset, bid_ints: tuple[int | None, ...], n: int, o: DealOutcome) -> _ContractCols:
+    """Every side's code and contract as stored (side, kind, contract, multiplier, level), memoised by bidding."""
+    key = (rules, bid_ints, n)
+    got = _CONTRACT_COLS.get(key)
+    if got is None:
+        if len(_CONTRACT_COLS) > 1 << 14:
+            _CONTRACT_COLS.clear()
+        levels = _levels(rules, bid_ints)
+        got = tuple(
+            (_SIDE_CODE[name], *_side_contract(rules, o.contracts.of(s), n, levels[s]))
+            for s, name in enumerate(rules.sides)
+        )
+        _CONTRACT_COLS[key] = got
+    return got
+
+
+_PASSED_OUT = (None, None, None, None)
+
+
+def _sides_of(
+    rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]
+) -> list[tuple[int | None, ...]]:
+    """Per side of one dealing: its :data:`SIDE_INTS`."""
+    n = rules.hand_size(d.number)
+    res = d.result
+    tricks, points = o.tricks, o.points
+    rec_tricks: tuple[int | None, ...]
+    rec_points: tuple[int | None, ...]
+    if res is UNSET:
+        rec_tricks = rec_points = (None,) * len(tricks)
+    else:
+        rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
+    if o.pass_out:
+        codes = [_SIDE_CODE[name] for name in rules.sides]
+        return [
+            (code, *_PASSED_OUT, t, p, None, rt, rp)
+            for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
+        ]
+    cols = _contract_cols(rules, bid_ints, n, o)
+    by_side = o.contracts.by_side
+    made = [None if c[1] == _NONE_K else rules.made(by_side[s], tricks[s], n) for s, c in enumerate(cols)]
+    return [(*c, tricks[s], points[s], made[s], rec_tricks[s], rec_points[s]) for s, c in enumerate(cols)]
+
+
+def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
+    """The :data:`DEAL_INTS` of one dealing (the NS/EW columns NULL without partnerships)."""
+    swap = d.joker_swap
+    ws = o.winners
+    trump_card = d.trump_card
+    if len(sides) == 2:
+        ns, ew = sides  # SIDE_INTS: side, kind, contract, multiplier, level, tricks, points, made, recorded x2
+        teams: tuple[int | None, ...] = (
+            *(ns[1], None if ns[1] == _BOARD_K else ns[2], ns[4]),
+            *(ew[1], None if ew[1] == _BOARD_K else ew[2], ew[4]),
+            *(ns[5], ew[5], ns[6], ew[6], ns[7], ew[7]),
+        )
+        recorded: tuple[int | None, ...] = (ns[8], ew[8], ns[9], ew[9])
+    else:
+        teams, recorded = (None,) * 12, _NO_RESULT
+    return [
+        d.number,
+        n,
+        SEAT_INDEX[d.dealer],
+        None if trump_card is UNSET else CARD_INDEX[trump_card],
+        o.trump,
+        None if swap is UNSET else SEAT_INDEX[swap.seat],
+        None if swap is UNSET else CARD_INDEX[swap.drawn],
+        o.pass_out,
+        o.contracts.opening_leader,
+        *teams,
+        ws.count(0),
+        ws.count(1),
+        ws.count(2),
+        ws.count(3),
+        *recorded,
+        len(ws),
+    ]
 
 
 __all__ = [
@@ -468,12 +690,16 @@ __all__ = [
     "DEAL_FIELDS",
     "DEAL_INTS",
     "GAME_FIELDS",
+    "GAME_SIDE_FIELDS",
+    "SIDE_INTS",
+    "SIDE_NAMES",
     "VIOLATION_FIELDS",
     "Built",
     "build",
     "build_game",
     "build_item",
     "build_schema_invalid",
+    "checked_ruleset",
     "content_hash",
     "oversized",
     "worker_init",

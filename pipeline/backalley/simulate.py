@@ -1266,8 +1266,8 @@ short (its `final_score` adds up the deals kept).
 
 Games of other rulesets (record format 2), played by the same bots: for each,
 3 valid complete games and one game per injectable code, in this order (line:
-code). The store does not hold format-2 records yet: `ingest` rejects them
-with reason `ruleset`.
+code). `ingest` stores them like format-1 games (the invalid ones with their
+violations), each under its ruleset and options.
 
 | ruleset | files and faulty lines |
 |---|---|

@@ -32,15 +32,28 @@ if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest d
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
 
 #: Every table, in the order a game's rows are written (``meta`` aside).
-TABLES = ("games", "deals", "bids", "tricks", "plays", "violations", "rejects", "ingest_runs")
+TABLES = (
+    "games",
+    "deals",
+    "bids",
+    "tricks",
+    "plays",
+    "violations",
+    "rejects",
+    "ingest_runs",
+    "game_sides",
+    "deal_sides",
+)
 #: Tables with one or more rows per game, keyed by ``game_id``.
-GAME_TABLES = ("games", "deals", "bids", "tricks", "plays", "violations")
+GAME_TABLES = ("games", "deals", "bids", "tricks", "plays", "violations", "game_sides", "deal_sides")
+#: The rulesets a game can be stored under (``games.ruleset``), as ``backalley.rules`` names them.
+RULESET_NAMES = ("standard", "pereulok", "bab-online")
 VIEWS = ("player_deals", "player_games", "player_summary")
 
 
@@ -135,7 +148,8 @@ CREATE TABLE games (
     recorded_score_ns  BIGINT,
     recorded_score_ew  BIGINT,
     winner             VARCHAR,
-    raw                VARCHAR NOT NULL
+    raw                VARCHAR NOT NULL,
+    options            VARCHAR NOT NULL DEFAULT ''
 )""",
     "deals": """
 CREATE TABLE deals (
@@ -144,7 +158,7 @@ CREATE TABLE deals (
     number              INTEGER NOT NULL,
     hand_size           INTEGER NOT NULL,
     dealer              VARCHAR NOT NULL,
-    trump_card          VARCHAR NOT NULL,
+    trump_card          VARCHAR,
     trump_suit          VARCHAR,
     no_trump            BOOLEAN NOT NULL,
     joker_swap_seat     VARCHAR,
@@ -157,8 +171,8 @@ CREATE TABLE deals (
     ew_contract_kind    VARCHAR,
     ew_contract         BIGINT,
     ew_board_level      INTEGER,
-    tricks_ns           INTEGER NOT NULL,
-    tricks_ew           INTEGER NOT NULL,
+    tricks_ns           INTEGER,
+    tricks_ew           INTEGER,
     points_ns           BIGINT,
     points_ew           BIGINT,
     ns_made             BOOLEAN,
@@ -181,7 +195,10 @@ CREATE TABLE bids (
     player       VARCHAR,
     kind         VARCHAR NOT NULL,
     value        BIGINT,
-    board_level  INTEGER
+    board_level  INTEGER,
+    multiplier   INTEGER,
+    side         VARCHAR,
+    rainbow      BOOLEAN
 )""",
     "tricks": """
 CREATE TABLE tricks (
@@ -273,15 +290,42 @@ CREATE TABLE dd_plays (
 )""",
 }
 
+#: Version 4 (rulesets): every side's figures, one row per side (teams 'NS', 'EW'; or the seats
+#: 'N', 'E', 'S', 'W' of a game without partnerships).
+SIDE_TABLE_DDL: dict[str, str] = {
+    "game_sides": """
+CREATE TABLE game_sides (
+    game_id         VARCHAR NOT NULL,
+    side            VARCHAR NOT NULL,
+    score           INTEGER,
+    recorded_score  BIGINT
+)""",
+    "deal_sides": """
+CREATE TABLE deal_sides (
+    game_id          VARCHAR NOT NULL,
+    deal             INTEGER NOT NULL,
+    side             VARCHAR NOT NULL,
+    contract_kind    VARCHAR,
+    contract         BIGINT,
+    multiplier       INTEGER,
+    board_level      INTEGER,
+    tricks           INTEGER NOT NULL,
+    points           BIGINT,
+    made             BOOLEAN,
+    recorded_tricks  BIGINT,
+    recorded_points  BIGINT
+)""",
+}
+TABLE_DDL.update(SIDE_TABLE_DDL)
+
 #: The double-dummy tables (schema version 3), derived from a game's rows and deleted with them.
 DD_TABLES = ("dd_deals", "dd_plays")
 
+#: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
+#: ``player_summary`` has one row per player, ruleset and options.
 VIEW_DDL: dict[str, str] = {
     "player_deals": """
 CREATE OR REPLACE VIEW player_deals AS
-WITH b AS (
-    SELECT bids.*, seat IN ('N', 'S') AS ns FROM bids
-)
 SELECT
     g.game_id,
     g.event,
@@ -293,27 +337,37 @@ SELECT
     d.no_trump,
     b.player,
     b.seat,
-    CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
-                WHEN 'S' THEN g.player_n ELSE g.player_e END AS partner,
-    CASE WHEN b.ns THEN 'NS' ELSE 'EW' END AS team,
+    CASE WHEN b.side = b.seat THEN NULL
+         ELSE CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
+                          WHEN 'S' THEN g.player_n ELSE g.player_e END END AS partner,
+    b.side AS team,
     b.position AS bid_position,
     b.kind AS bid_kind,
     TRY_CAST(b.value AS INTEGER) AS bid_value,
     b.board_level,
     CASE b.seat WHEN 'N' THEN d.won_n WHEN 'E' THEN d.won_e
                 WHEN 'S' THEN d.won_s ELSE d.won_w END AS tricks_won,
-    CASE WHEN b.ns THEN d.ns_contract_kind ELSE d.ew_contract_kind END AS team_contract_kind,
-    TRY_CAST(CASE WHEN b.ns THEN d.ns_contract ELSE d.ew_contract END AS INTEGER) AS team_contract,
-    CASE WHEN b.ns THEN d.ns_board_level ELSE d.ew_board_level END AS team_board_level,
-    CASE WHEN b.ns THEN d.tricks_ns ELSE d.tricks_ew END AS team_tricks,
-    TRY_CAST(CASE WHEN b.ns THEN d.points_ns ELSE d.points_ew END AS INTEGER) AS team_points,
-    CASE WHEN b.ns THEN d.ns_made ELSE d.ew_made END AS team_made,
-    CASE WHEN b.ns THEN d.ew_contract_kind ELSE d.ns_contract_kind END AS opp_contract_kind,
-    CASE WHEN b.ns THEN d.ew_board_level ELSE d.ns_board_level END AS opp_board_level,
-    CASE WHEN b.ns THEN d.ew_made ELSE d.ns_made END AS opp_made
-FROM b
+    t.contract_kind AS team_contract_kind,
+    TRY_CAST(CASE WHEN t.contract_kind = 'board' THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
+    t.board_level AS team_board_level,
+    t.tricks AS team_tricks,
+    TRY_CAST(t.points AS INTEGER) AS team_points,
+    t.made AS team_made,
+    o.contract_kind AS opp_contract_kind,
+    o.board_level AS opp_board_level,
+    o.made AS opp_made,
+    g.ruleset,
+    g.options,
+    b.multiplier AS bid_multiplier,
+    t.multiplier AS team_multiplier,
+    d.opening_leader = b.seat AS leads_first,
+    b.rainbow
+FROM bids b
 JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
 JOIN games g ON g.game_id = b.game_id
+JOIN deal_sides t ON t.game_id = b.game_id AND t.deal = b.deal AND t.side = b.side
+LEFT JOIN deal_sides o ON o.game_id = b.game_id AND o.deal = b.deal
+    AND o.side = CASE b.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END
 WHERE g.valid AND NOT d.pass_out""",
     "player_games": """
 CREATE OR REPLACE VIEW player_games AS
@@ -325,6 +379,11 @@ WITH seats AS (
     SELECT game_id, 'S', player_s, player_n, 'NS' FROM games WHERE valid
     UNION ALL
     SELECT game_id, 'W', player_w, player_e, 'EW' FROM games WHERE valid
+),
+sided AS (
+    SELECT s.*, CASE WHEN list_contains(string_split(g.options, ','), 'no_partnerships')
+                     THEN s.seat ELSE s.team END AS side
+    FROM seats s JOIN games g ON g.game_id = s.game_id
 )
 SELECT
     g.game_id,
@@ -332,41 +391,55 @@ SELECT
     g.played_at,
     s.player,
     s.seat,
-    s.partner,
-    s.team,
+    CASE WHEN s.side = s.seat THEN NULL ELSE s.partner END AS partner,
+    s.side AS team,
     g.complete,
     g.scored_deals,
-    CASE WHEN s.team = 'NS' THEN g.score_ns ELSE g.score_ew END AS team_score,
-    CASE WHEN s.team = 'NS' THEN g.score_ew ELSE g.score_ns END AS opp_score,
-    g.winner = s.team AS won,
-    g.winner = 'tie' AS tied
-FROM seats s
-JOIN games g ON g.game_id = s.game_id""",
+    ts.score AS team_score,
+    os.score AS opp_score,
+    g.winner = s.side AS won,
+    g.winner = 'tie' AS tied,
+    g.ruleset,
+    g.options
+FROM sided s
+JOIN games g ON g.game_id = s.game_id
+LEFT JOIN game_sides ts ON ts.game_id = s.game_id AND ts.side = s.side
+LEFT JOIN game_sides os ON os.game_id = s.game_id
+    AND os.side = CASE s.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END""",
     "player_summary": """
 CREATE OR REPLACE VIEW player_summary AS
 WITH pd AS (
     SELECT
         player,
+        ruleset,
+        options,
         count(*) AS deals,
-        count(*) FILTER (WHERE bid_kind <> 'board') AS numeric_bids,
-        count(*) FILTER (WHERE bid_kind <> 'board' AND tricks_won = bid_value) AS exact_bids,
-        avg(abs(tricks_won - bid_value)) FILTER (WHERE bid_kind <> 'board') AS mean_abs_error,
-        avg(tricks_won - bid_value) FILTER (WHERE bid_kind <> 'board') AS mean_signed_error,
+        count(*) FILTER (WHERE accuracy) AS numeric_bids,
+        count(*) FILTER (WHERE accuracy AND tricks_won = bid_value) AS exact_bids,
+        avg(abs(tricks_won - bid_value)) FILTER (WHERE accuracy) AS mean_abs_error,
+        avg(tricks_won - bid_value) FILTER (WHERE accuracy) AS mean_signed_error,
         count(*) FILTER (WHERE bid_kind = 'board') AS boards_claimed,
         count(*) FILTER (WHERE bid_kind = 'board' AND team_made) AS boards_made,
         avg(team_made::INTEGER) AS team_made_rate,
-        avg(team_points) AS points_per_deal
-    FROM player_deals
-    GROUP BY player
+        avg(team_points) AS points_per_deal,
+        count(*) FILTER (WHERE bid_kind = 'declaration') AS declarations,
+        count(*) FILTER (WHERE bid_kind = 'declaration' AND team_made) AS declarations_made,
+        count(*) FILTER (WHERE ruleset = 'pereulok' AND leads_first) AS auctions_won
+    FROM (
+        SELECT *, bid_kind IN ('number', 'pass') AND ruleset <> 'pereulok' AS accuracy FROM player_deals
+    )
+    GROUP BY player, ruleset, options
 ),
 pg AS (
     SELECT
         player,
+        ruleset,
+        options,
         count(*) AS games,
         count(*) FILTER (WHERE complete) AS complete_games,
         count(*) FILTER (WHERE complete AND won) AS games_won
     FROM player_games
-    GROUP BY player
+    GROUP BY player, ruleset, options
 )
 SELECT
     pg.player,
@@ -383,9 +456,14 @@ SELECT
     pd.team_made_rate,
     pd.points_per_deal,
     pg.games_won,
-    pg.complete_games
+    pg.complete_games,
+    pg.ruleset,
+    pg.options,
+    coalesce(pd.declarations, 0) AS declarations,
+    coalesce(pd.declarations_made, 0) AS declarations_made,
+    coalesce(pd.auctions_won, 0) AS auctions_won
 FROM pg
-LEFT JOIN pd ON pd.player = pg.player""",
+LEFT JOIN pd ON pd.player = pg.player AND pd.ruleset IS NOT DISTINCT FROM pg.ruleset AND pd.options = pg.options""",
 }
 
 
@@ -401,7 +479,71 @@ def _add_dd_tables(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(TABLE_DDL[t].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
 
 
-MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {1: _add_api_tokens, 2: _add_dd_tables}
+#: Version 3 -> 4, step by step: the ruleset and options of every game, nullable columns for
+#: what other rulesets lack or add, and the per-side tables filled from the teams' columns.
+_RULESET_STEPS = (
+    "ALTER TABLE games ADD COLUMN options VARCHAR NOT NULL DEFAULT ''",
+    # Before version 4 every stored game was checked as a standard game, but for a format-2 record
+    # that failed the schema (stored with its SCHEMA violations): that one keeps a ruleset it names.
+    """UPDATE games SET ruleset = CASE
+        WHEN format_version IS DISTINCT FROM 2 THEN 'standard'
+        WHEN ruleset IN ('standard', 'pereulok', 'bab-online') THEN ruleset END""",
+    "ALTER TABLE deals ALTER COLUMN trump_card DROP NOT NULL",
+    "ALTER TABLE deals ALTER COLUMN tricks_ns DROP NOT NULL",
+    "ALTER TABLE deals ALTER COLUMN tricks_ew DROP NOT NULL",
+    "ALTER TABLE bids ADD COLUMN multiplier INTEGER",
+    "ALTER TABLE bids ADD COLUMN side VARCHAR",
+    "ALTER TABLE bids ADD COLUMN rainbow BOOLEAN",
+    "UPDATE bids SET multiplier = board_level, side = CASE WHEN seat IN ('N', 'S') THEN 'NS' ELSE 'EW' END",
+    SIDE_TABLE_DDL["game_sides"],
+    SIDE_TABLE_DDL["deal_sides"],
+    """INSERT INTO game_sides
+    SELECT game_id, side, score, recorded FROM (
+        SELECT game_id, 'NS' AS side, score_ns AS score, recorded_score_ns AS recorded, 0 AS k FROM games
+        WHERE schema_ok
+        UNION ALL
+        SELECT game_id, 'EW', score_ew, recorded_score_ew, 1 FROM games WHERE schema_ok
+    ) ORDER BY game_id, k""",
+    """INSERT INTO deal_sides
+    SELECT game_id, deal, side, kind, contract, mult, level, tricks, points, made, rt, rp FROM (
+        SELECT game_id, deal, 'NS' AS side, ns_contract_kind AS kind,
+               CASE ns_contract_kind WHEN 'board' THEN hand_size ELSE ns_contract END AS contract,
+               CASE ns_contract_kind WHEN 'board' THEN ns_board_level WHEN 'number' THEN 1 END AS mult,
+               ns_board_level AS level, tricks_ns AS tricks, points_ns AS points, ns_made AS made,
+               recorded_tricks_ns AS rt, recorded_points_ns AS rp, 0 AS k
+        FROM deals
+        UNION ALL
+        SELECT game_id, deal, 'EW', ew_contract_kind,
+               CASE ew_contract_kind WHEN 'board' THEN hand_size ELSE ew_contract END,
+               CASE ew_contract_kind WHEN 'board' THEN ew_board_level WHEN 'number' THEN 1 END,
+               ew_board_level, tricks_ew, points_ew, ew_made, recorded_tricks_ew, recorded_points_ew, 1
+        FROM deals
+    ) ORDER BY game_id, deal, k""",
+)
+
+
+def _add_rulesets(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 3 -> 4: rulesets (see :data:`_RULESET_STEPS`); the views are recreated after it.
+
+    A database already in the version-4 shape (``games.options`` exists) is left as it is.
+    """
+    columns = con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND table_catalog = current_database() AND table_name = 'games'"
+    ).fetchall()
+    if ("options",) in columns:
+        return
+    for view in VIEWS:  # the views read columns this changes
+        con.execute(f"DROP VIEW IF EXISTS {view}")
+    for step in _RULESET_STEPS:
+        con.execute(step)
+
+
+MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
+    1: _add_api_tokens,
+    2: _add_dd_tables,
+    3: _add_rulesets,
+}
 
 
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:

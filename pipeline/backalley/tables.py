@@ -13,12 +13,13 @@ over a whole chunk, and every worker would have to import pyarrow and numpy.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, EFFECTIVE_SUIT, IS_TRUMP, NO_TRUMP, SUITS
+from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, NUM_CARDS, SUITS
 from backalley.rows import (
     BID_FIELDS,
     BID_INTS,
@@ -27,9 +28,14 @@ from backalley.rows import (
     DEAL_FIELDS,
     DEAL_INTS,
     GAME_FIELDS,
+    GAME_SIDE_FIELDS,
+    SIDE_INTS,
+    SIDE_NAMES,
     VIOLATION_FIELDS,
     Built,
 )
+from backalley.rules import find_ruleset
+from backalley.rules.base import TRUMPS
 from backalley.sources import Item
 
 _STR = pa.string()
@@ -62,7 +68,9 @@ GAME_TYPES: dict[str, Any] = {
     "recorded_score_ns": _I64,
     "recorded_score_ew": _I64,
     "winner": _STR,
+    "options": _STR,
 }
+GAME_SIDE_TYPES: dict[str, Any] = {"game_id": _STR, "side": _STR, "score": _I32, "recorded_score": _I64}
 VIOLATION_TYPES: dict[str, Any] = {
     "game_id": _STR,
     "ordinal": _I32,
@@ -108,9 +116,12 @@ BID_TYPES: dict[str, Any] = {
     "kind": _STR,
     "value": _I64,
     "board_level": _I32,
+    "multiplier": _I32,
+    "side": _STR,
+    "rainbow": _BOOL,
 }
 assert tuple(GAME_TYPES) == GAME_FIELDS and tuple(VIOLATION_TYPES) == VIOLATION_FIELDS
-assert tuple(BID_TYPES) == BID_FIELDS
+assert tuple(BID_TYPES) == BID_FIELDS and tuple(GAME_SIDE_TYPES) == GAME_SIDE_FIELDS
 
 #: Lookup arrays indexed by small ints.
 SEAT_ARRAY = pa.array(list("NESW"), _STR)
@@ -121,11 +132,34 @@ CARD_SUIT_ARRAY = pa.array([SUITS[s] if s < 4 else None for s in CARD_SUIT], _ST
 SUIT_ARRAY = pa.array([*SUITS, None], _STR)
 CONTRACT_KIND_ARRAY = pa.array(CONTRACT_KINDS, _STR)
 BID_KIND_ARRAY = pa.array(BID_KINDS, _STR)
+SIDE_ARRAY = pa.array(SIDE_NAMES, _STR)
 #: Rank 2..14 for two..ace; 15 for the Little and 16 for the Big Blooper.
 RANK_VALUES = np.array([r + 2 for r in CARD_RANK], dtype=np.int32)
-#: ``[trump, card]`` tables of :mod:`backalley.cards` as arrays.
-EFFECTIVE_SUIT_NP = np.array(EFFECTIVE_SUIT, dtype=np.int64)
-IS_TRUMP_NP = np.array(IS_TRUMP, dtype=np.bool_)
+
+
+@lru_cache(maxsize=64)
+def ruleset_arrays(label: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``[trump, card]`` arrays of a ruleset (by its label): the suit a card counts as, and whether it is trump.
+
+    Both come from the ruleset's own methods, so a stored ``led_suit`` or
+    ``is_trump`` is what the replay used.
+    """
+    name, *options = label.split("+")
+    rules = find_ruleset(name, tuple(options))
+    cards = range(NUM_CARDS)
+    suit = np.array([[rules.suit_of(c, t) for c in cards] for t in TRUMPS], dtype=np.int64)
+    trump = np.array([[rules.is_trump(c, t) for c in cards] for t in TRUMPS], dtype=np.bool_)
+    return suit, trump
+
+
+def _by_rules(built: list[Built]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Each game's index into stacked ``(ruleset, trump, card)`` suit and trump arrays."""
+    labels = list(dict.fromkeys(b.rules for b in built))
+    index = {label: k for k, label in enumerate(labels)}
+    arrays = [ruleset_arrays(label) for label in labels]
+    game_rules = np.array([index[b.rules] for b in built], dtype=np.int64)
+    return game_rules, np.stack([a[0] for a in arrays]), np.stack([a[1] for a in arrays])
+
 
 _D = {f: k for k, f in enumerate(DEAL_INTS)}
 _B = {f: k for k, f in enumerate(BID_INTS)}
@@ -166,7 +200,45 @@ def game_tables(games: list[tuple[Item, Built]]) -> dict[str, pa.Table]:
     g = g.append_column("raw", _text([it.raw for it, _ in games]))
     out = {"games": g, **_deal_tables(built)}
     out["violations"] = rows_table([r for b in built for r in b.violations], VIOLATION_TYPES)
+    out["game_sides"] = rows_table([r for b in built for r in b.game_sides], GAME_SIDE_TYPES)
+    sides = _side_table(built)
+    if sides is not None:
+        out["deal_sides"] = sides
     return out
+
+
+_SIDE_COLUMNS: dict[str, Any] = {
+    "side": SIDE_ARRAY,
+    "contract_kind": CONTRACT_KIND_ARRAY,
+    "contract": _I64,
+    "multiplier": _I32,
+    "board_level": _I32,
+    "tricks": _I32,
+    "points": _I64,
+    "made": _BOOL,
+    "recorded_tricks": _I64,
+    "recorded_points": _I64,
+}
+assert tuple(_SIDE_COLUMNS) == SIDE_INTS
+
+
+def _side_table(built: list[Built]) -> pa.Table | None:
+    """``deal_sides`` of a chunk's games: ``nsides`` rows per deal, from the packed data."""
+    width = len(SIDE_INTS)
+    rows = np.array([len(b.sides) // (8 * width) for b in built], dtype=np.int64)
+    if not rows.any():
+        return None
+    ids = pa.array([b.game_id for b in built], _STR)
+    values, mask = _packed([b.sides for b in built], [b.side_nulls for b in built], width)
+    game = np.repeat(np.arange(len(built), dtype=np.int64), rows)
+    nsides = np.repeat(np.array([b.nsides for b in built], dtype=np.int64), rows)
+    cols: dict[str, pa.Array] = {
+        "game_id": _names(ids, game),
+        "deal": pa.array(((_within(rows) - 1) // nsides + 1).astype(np.int32)),
+    }
+    for k, (name, how) in enumerate(_SIDE_COLUMNS.items()):
+        cols[name] = _column(values[:, k], None if mask is None else mask[:, k], how)
+    return pa.table(cols)
 
 
 def _text(raws: list[bytes]) -> pa.Array:
@@ -263,6 +335,9 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
             "kind": bcol("kind", BID_KIND_ARRAY),
             "value": bcol("value", _I64),
             "board_level": bcol("board_level", _I32),
+            "multiplier": bcol("multiplier", _I32),
+            "side": bcol("side", SIDE_ARRAY),
+            "rainbow": bcol("rainbow", _BOOL),
         }
     )
 
@@ -272,6 +347,8 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
     trick_deal = np.repeat(np.arange(len(deals), dtype=np.int64), per_deal)
     trick_game = deal_game[trick_deal]
     trump = deals[trick_deal, _D["trump"]]
+    game_rules, suit_of, is_trump = _by_rules(built)
+    trick_rules = game_rules[trick_game]
     leader = np.frombuffer(b"".join(b.leaders for b in built), dtype=np.uint8).astype(np.int64)
     winner = np.frombuffer(b"".join(b.winners for b in built), dtype=np.uint8).astype(np.int64)
     broken = np.frombuffer(b"".join(b.broken for b in built), dtype=np.bool_)
@@ -291,7 +368,7 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
             "winner": _names(SEAT_ARRAY, winner),
             "winner_player": _names(players, trick_game * 4 + winner),
             "led_card": _names(CARD_ARRAY, led),
-            "led_suit": _names(SUIT_ARRAY, EFFECTIVE_SUIT_NP[trump, led]),
+            "led_suit": _names(SUIT_ARRAY, suit_of[trick_rules, trump, led]),
             "winning_card": _names(CARD_ARRAY, c4[np.arange(ntr), (winner - leader) & 3]),
             "trump_broken_before": pa.array(broken),
         }
@@ -310,7 +387,7 @@ def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
             "card": _names(CARD_ARRAY, cards),
             "suit": _names(CARD_SUIT_ARRAY, cards),
             "rank": pa.array(RANK_VALUES[cards]),
-            "is_trump": pa.array(IS_TRUMP_NP[trump[play_trick], cards]),
+            "is_trump": pa.array(is_trump[trick_rules[play_trick], trump[play_trick], cards]),
         }
     )
     return out

@@ -67,8 +67,12 @@ def _prepare(out_dir: Path) -> None:
                 left.unlink()
 
 
-def _nothing(db_path: Path, event: str | None, rejected: int) -> str:
+def _nothing(db_path: Path, event: str | None, rejected: int, ruleset: str | None = None) -> str:
     """Why there is nothing to report on."""
+    if ruleset is not None:
+        return (
+            f"no games of ruleset {ruleset}" + (f" in event {event!r}" if event is not None else "") + f" in {db_path}"
+        )
     if event is not None:
         return f"no games of event {event!r} in {db_path}"
     extra = f" ({rejected} rejected inputs only)" if rejected else " (an empty database: run `backalley ingest` first)"
@@ -118,18 +122,20 @@ def write_reports(
     event: str | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    ruleset: str | None = None,
 ) -> ReportSummary:
     """Write the reports of the store at ``db_path`` into ``out_dir``.
 
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
-    every figure to the games of one event; ``workers`` processes render the
+    every figure to the games of one event, ``ruleset`` to the games of one
+    ruleset (an unknown name is a :class:`ReportError`); ``workers`` processes render the
     player pages (default: one per CPU). Raises :class:`ReportError` for
     anything wrong with the database or the output folder (one line), leaving no
     temporary file behind.
     """
     try:
-        return _write_reports(db_path, out_dir, player, event, progress, workers)
+        return _write_reports(db_path, out_dir, player, event, progress, workers, ruleset)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else out_dir
         raise ReportError(f"{where}: cannot write the report: {exc.strerror or exc}") from None
@@ -144,18 +150,19 @@ def _write_reports(
     event: str | None,
     progress: Progress | None,
     workers: int | None,
+    ruleset: str | None = None,
 ) -> ReportSummary:
     t0 = time.perf_counter()
     if progress is not None:
         progress(0, 1, "queries")
     con = open_store(db_path)
     try:
-        metrics = compute(con, event)
+        metrics = compute(con, event, ruleset)
     finally:
         con.close()
     t1 = time.perf_counter()
     if metrics.population["games"] == 0:
-        raise ReportError(_nothing(db_path, event, metrics.population["rejected"]))
+        raise ReportError(_nothing(db_path, event, metrics.population["rejected"], ruleset))
     everyone = metrics.players["player"].to_list()
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))

@@ -253,6 +253,7 @@ def _scope(m: Metrics) -> str:
 
 def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     p = m.population
+    plain = m.plain_standard_only
     b: list[Markup] = []
     b.append(Markup("<h2>Population</h2>"))
     b.append(
@@ -261,9 +262,9 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
             + card("records", fmt_int(p["records"]), "incl. rejected lines")
             + card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures")
             + card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events")
-            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded")
+            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded" if plain else "plain standard games")
             + card(
-                "boards made",
+                "boards made" if plain else "standard boards made",
                 _rate_value(p["boards_made"], p["boards_claimed"]),
                 _rate_sub(p["boards_made"], p["boards_claimed"]),
             )
@@ -276,7 +277,45 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
         )
         b.append(Markup(f'<p class="note">Games played from {esc(first)} to {esc(last)}.</p>'))
 
-    b.append(Markup("<h2>Leaderboard</h2>"))
+    if not m.plain_standard_only:
+        b.append(rulesets_section(m, linked))
+    if p["reported_games"] or m.plain_standard_only:
+        b.append(_standard_sections(m, linked))
+    for r in m.rulesets.iter_rows(named=True):
+        if (r["ruleset"], r["options"]) != ("standard", ""):
+            b.append(ruleset_section(m, r["ruleset"], r["options"], linked))
+    b.append(_quality_section(m, linked))
+
+    b.append(Markup("<h2>Players</h2>"))
+    b.append(
+        table(
+            ["player", "games", "valid", "incomplete", "invalid"],
+            (
+                [
+                    player_link(r["player"], False, linked),
+                    fmt_int(r["games_total"]),
+                    fmt_int(r["games_valid"]),
+                    fmt_int(r["games_incomplete"]),
+                    fmt_int(r["games_invalid"]),
+                ]
+                for r in m.players.iter_rows(named=True)
+            ),
+        )
+    )
+    sub = Markup(
+        f"{esc(_scope(m))} · {esc(fmt_int(p['valid_games']))} valid games · {esc(fmt_int(p['players']))} players"
+    )
+    return page("Back Alley report", sub, join(b))
+
+
+def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> Markup:
+    """Leaderboard, bidding and partnerships: the figures of plain ``standard`` games."""
+    b: list[Markup] = []
+    if m.plain_standard_only:
+        b.append(Markup("<h2>Leaderboard</h2>"))
+    else:
+        b.append(Markup('<h2 id="leaderboard">Leaderboard: standard</h2>'))
+        b.append(Markup(f'<p class="note">{esc(STANDARD_NOTE)}</p>'))
     b.append(
         Markup('<p class="note">Sorted by points per deal (the team\'s points in the deals the player played).</p>')
     )
@@ -335,28 +374,7 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     )
     b.append(table(_CONTRACT_HEADERS_PAIR, (_pair_row(r, False, linked) for r in top.iter_rows(named=True))))
 
-    b.append(_quality_section(m, linked))
-
-    b.append(Markup("<h2>Players</h2>"))
-    b.append(
-        table(
-            ["player", "games", "valid", "incomplete", "invalid"],
-            (
-                [
-                    player_link(r["player"], False, linked),
-                    fmt_int(r["games_total"]),
-                    fmt_int(r["games_valid"]),
-                    fmt_int(r["games_incomplete"]),
-                    fmt_int(r["games_invalid"]),
-                ]
-                for r in m.players.iter_rows(named=True)
-            ),
-        )
-    )
-    sub = Markup(
-        f"{esc(_scope(m))} · {esc(fmt_int(p['valid_games']))} valid games · {esc(fmt_int(p['players']))} players"
-    )
-    return page("Back Alley report", sub, join(b))
+    return join(b)
 
 
 _CONTRACT_HEADERS = ["deals", "points / deal", "contracts", "made", "exact", "set", "mean overtricks"]
@@ -473,7 +491,10 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     b: list[Markup] = [Markup('<p><a href="../index.html">← all players</a></p>')]
     sub = Markup(f"Player page · {esc(_scope(m))}")
     if lb.is_empty():
-        b.append(Markup('<p class="note">This player has no scored deal in a valid game.</p>'))
+        others = player_ruleset_sections(m, player)
+        if not others:
+            b.append(Markup('<p class="note">This player has no scored deal in a valid game.</p>'))
+        b.append(others)
         b.append(_quality_section(m, linked, player))
         return page(f"{player}", sub, join(b), root="../")
     r = lb.row(0, named=True)
@@ -627,6 +648,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
             f"<p class=\"note\">Opponents' board contracts broken by the player's team: {esc(rate_text(n_broken, opp_boards))}.</p>"
         )
     )
+    b.append(player_ruleset_sections(m, player))
     b.append(_quality_section(m, linked, player))
     return page(f"{player}", sub, join(b), root="../")
 
@@ -641,3 +663,145 @@ def _rate_sub(k: Any, n: Any) -> str:
     if ci is None:
         return "0 cases"
     return f"{k_:,} of {n_:,} · CI {100 * ci[0]:.0f}–{100 * ci[1]:.0f}%"
+
+
+# ---------------------------------------------------------------- rulesets
+
+STANDARD_NOTE = (
+    "Leaderboard, bidding and partnerships: plain standard games only."
+    " Every other ruleset, and standard with house options, has its own section below."
+)
+#: What each house option changes, shown beside a section's title.
+OPTION_NOTES = {
+    "no_jokers": "no jokers (52 cards; 40 with short_deck)",
+    "short_deck": "no 2s, 3s and 4s (hands of at most 10 cards)",
+    "spades_trump": "spades always trump",
+    "no_partnerships": "no partnerships: each seat is a side, 'team' figures are the player's own",
+}
+
+
+def ruleset_label(ruleset: str | None, options: str) -> str:
+    """``pereulok`` or ``standard + short_deck, no_partnerships``."""
+    name = ruleset if ruleset is not None else "unknown ruleset"
+    return f"{name} + {options.replace(',', ', ')}" if options else name
+
+
+def ruleset_anchor(ruleset: str | None, options: str) -> str:
+    return "ruleset-" + re.sub(r"[^a-z0-9]+", "-", ruleset_label(ruleset, options).lower()).strip("-")
+
+
+def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> Markup:
+    """The rulesets present, each linked to its section (plain standard: the sections that follow)."""
+    rows = []
+    for r in m.rulesets.iter_rows(named=True):
+        label = ruleset_label(r["ruleset"], r["options"])
+        plain = (r["ruleset"], r["options"]) == ("standard", "")
+        target = "leaderboard" if plain else ruleset_anchor(r["ruleset"], r["options"])
+        cell = Markup(f'<a href="#{esc(target)}">{esc(label)}</a>') if r["deals"] else esc(label)
+        rows.append([cell, fmt_int(r["games"]), fmt_int(r["valid_games"]), fmt_int(r["players"]), fmt_int(r["deals"])])
+    return Markup(
+        '<h2 id="rulesets">Rulesets</h2><p class="note">No figure mixes rulesets or house options: each has its'
+        " own section.</p>" + table(["ruleset", "games", "valid", "players", "scored deals"], rows)
+    )
+
+
+def _options_note(options: str) -> Markup:
+    if not options:
+        return Markup("")
+    notes = "; ".join(OPTION_NOTES.get(o, o) for o in options.split(","))
+    return Markup(f'<p class="note">House options: {esc(notes)}.</p>')
+
+
+def _variant(frame: pl.DataFrame, ruleset: str, options: str) -> pl.DataFrame:
+    if frame.height == 0:
+        return frame
+    return frame.filter((pl.col("ruleset") == ruleset) & (pl.col("options") == options))
+
+
+def _player_cells(r: dict[str, Any], ruleset: str) -> list[Any]:
+    common = [fmt_int(r["games"]), rate(r["games_won"], r["games"]), fmt_int(r["deals"]), fmt_num(r["points_per_deal"])]
+    if ruleset == "pereulok":
+        return [*common, rate(r["declarations_made"], r["declarations"]), fmt_int(r["auctions_won"])]
+    cells = [*common, rate(r["exact_bids"], r["numeric_bids"]), fmt_num(r["mean_abs_error"])]
+    cells.append(rate(r["boards_made"], r["boards_claimed"]))
+    if ruleset == "bab-online":
+        cells.append(fmt_int(r["rainbows"]))
+    return cells
+
+
+def _player_headers(ruleset: str) -> list[str]:
+    common = ["games", "won", "deals", "points / deal"]
+    if ruleset == "pereulok":
+        return [*common, "declarations made", "auctions won"]
+    boards = "bores made" if ruleset == "bab-online" else "boards made"
+    return [*common, "exact bids", "mean |error|", boards] + (["rainbows"] if ruleset == "bab-online" else [])
+
+
+def _declaration_tables(decl: pl.DataFrame) -> Markup:
+    """Declarations made and failed, by declared tricks and by multiplier (summed over the rows given)."""
+    out: list[Markup] = []
+    for by, caption in (("declared tricks", "Declarations by declared tricks"), ("multiplier", "By multiplier")):
+        part = decl.filter(pl.col("breakdown") == by) if decl.height else decl
+        if part.height:
+            part = part.group_by("value").agg(pl.col("declared").sum(), pl.col("made").sum()).sort("value")
+        rows = (
+            [
+                f"×{x['value']}" if by == "multiplier" else x["value"],
+                fmt_int(x["declared"]),
+                rate(x["made"], x["declared"]),
+                fmt_int(int(x["declared"]) - int(x["made"])),
+            ]
+            for x in part.iter_rows(named=True)
+        )
+        out.append(table([by, "declared", "made", "failed"], rows, caption=caption))
+    return join(out)
+
+
+def _bore_table(bores: pl.DataFrame, ruleset: str) -> Markup:
+    part = bores
+    if part.height:
+        part = part.group_by("level").agg(pl.col("claimed").sum(), pl.col("made").sum()).sort("level")
+    names = {1: "board", 2: "board2", 3: "board3", 4: "board4"} if ruleset == "bab-online" else BOARD_LEVEL_NAMES
+    rows = (
+        [names.get(x["level"], x["level"]), fmt_int(x["claimed"]), rate(x["made"], x["claimed"])]
+        for x in part.iter_rows(named=True)
+    )
+    what = "Bores by level" if ruleset == "bab-online" else "Board claims by level"
+    return table(["level", "claimed", "made"], rows, caption=what)
+
+
+def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str, str]) -> Markup:
+    """One ruleset (with its options): every player's figures, and the ruleset's own tables."""
+    label = ruleset_label(ruleset, options)
+    b: list[Markup] = [Markup(f'<h2 id="{esc(ruleset_anchor(ruleset, options))}">Ruleset {esc(label)}</h2>')]
+    b.append(_options_note(options))
+    players = _variant(m.ruleset_players, ruleset, options)
+    rows = (
+        [Markup(f"{i}. ") + player_link(r["player"], False, linked), *_player_cells(r, ruleset)]
+        for i, r in enumerate(players.iter_rows(named=True), 1)
+    )
+    b.append(table(["player", *_player_headers(ruleset)], rows, caption="Players, by points per deal"))
+    if ruleset == "pereulok":
+        b.append(_declaration_tables(_variant(m.declarations, ruleset, options)))
+    else:
+        b.append(_bore_table(_variant(m.bores, ruleset, options), ruleset))
+    return join(b)
+
+
+def player_ruleset_sections(m: Metrics, player: str) -> Markup:
+    """A player's figures in every ruleset other than plain standard that they played."""
+    mine = m.of("ruleset_players", player)
+    b: list[Markup] = []
+    for r in mine.iter_rows(named=True):
+        ruleset, options = r["ruleset"], r["options"]
+        if (ruleset, options) == ("standard", ""):
+            continue
+        label = ruleset_label(ruleset, options)
+        b.append(Markup(f'<h2 id="{esc(ruleset_anchor(ruleset, options))}">Ruleset {esc(label)}</h2>'))
+        b.append(_options_note(options))
+        b.append(table(_player_headers(ruleset), [_player_cells(r, ruleset)]))
+        if ruleset == "pereulok":
+            b.append(_declaration_tables(_variant(m.of("declarations", player), ruleset, options)))
+        else:
+            b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))
+    return join(b)

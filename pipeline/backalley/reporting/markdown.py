@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from backalley.reporting.html import fmt_int, fmt_num, rate_text
+from backalley.reporting.html import fmt_int, fmt_num, rate_text, ruleset_label
 from backalley.reporting.metrics import Metrics
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -81,6 +81,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
                 for r in m.leaderboard.head(top).iter_rows(named=True)
             ),
         ),
+        *_rulesets(m, top),
         "## Data quality",
         "",
         *_table(
@@ -96,3 +97,63 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
         ),
     ]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _rulesets(m: Metrics, top: int) -> list[str]:
+    """The rulesets present and, for each but plain standard, its leading players (none when plain standard only)."""
+    if m.plain_standard_only:
+        return []
+    out = [
+        "## Rulesets",
+        "",
+        "No figure mixes rulesets: the leaderboard above is plain standard's; each other ruleset follows.",
+        "",
+        *_table(
+            ["ruleset", "games", "valid", "players", "scored deals"],
+            (
+                [
+                    ruleset_label(r["ruleset"], r["options"]),
+                    fmt_int(r["games"]),
+                    fmt_int(r["valid_games"]),
+                    fmt_int(r["players"]),
+                    fmt_int(r["deals"]),
+                ]
+                for r in m.rulesets.iter_rows(named=True)
+            ),
+        ),
+    ]
+    for r in m.rulesets.iter_rows(named=True):
+        name, options = r["ruleset"], r["options"]
+        if (name, options) == ("standard", "") or not r["deals"]:
+            continue
+        rows = m.ruleset_players.filter(
+            (m.ruleset_players["ruleset"] == name) & (m.ruleset_players["options"] == options)
+        )
+        if name == "pereulok":
+            headers = ["player", "games", "won", "points/deal", "declarations made", "auctions won"]
+            cells = (
+                [
+                    x["player"],
+                    fmt_int(x["games"]),
+                    rate_text(x["games_won"], x["games"]),
+                    fmt_num(x["points_per_deal"]),
+                    rate_text(x["declarations_made"], x["declarations"]),
+                    fmt_int(x["auctions_won"]),
+                ]
+                for x in rows.head(top).iter_rows(named=True)
+            )
+        else:
+            headers = ["player", "games", "won", "points/deal", "exact bids", "boards made"]
+            cells = (
+                [
+                    x["player"],
+                    fmt_int(x["games"]),
+                    rate_text(x["games_won"], x["games"]),
+                    fmt_num(x["points_per_deal"]),
+                    rate_text(x["exact_bids"], x["numeric_bids"]),
+                    rate_text(x["boards_made"], x["boards_claimed"]),
+                ]
+                for x in rows.head(top).iter_rows(named=True)
+            )
+        out += [f"### {md(ruleset_label(name, options))}", "", *_table(headers, cells)]
+    return out

@@ -53,6 +53,18 @@ _PD_COLUMNS = (
 
 BOARD_LEVEL_NAMES = {1: "board", 2: "double", 3: "triple", 4: "quadruple"}
 
+#: Columns of ``player_deals`` that tell the rulesets apart (store schema 4); a database
+#: without them (the contract's minimal shape) holds plain ``standard`` games only.
+_RULESET_COLUMNS = {
+    "ruleset": "'standard'",
+    "options": "''",
+    "bid_multiplier": "NULL::INTEGER",
+    "leads_first": "NULL::BOOLEAN",
+    "rainbow": "NULL::BOOLEAN",
+}
+#: The rulesets ``report --ruleset`` takes (``backalley.rules``'s registry).
+RULESET_NAMES = ("standard", "pereulok", "bab-online")
+
 
 class ReportError(Exception):
     """The database cannot be reported on (missing, not a store, unknown player)."""
@@ -93,6 +105,16 @@ class Metrics:
     quality_status: pl.DataFrame
     quality_codes: pl.DataFrame
     quality_players: pl.DataFrame
+    #: One row per ruleset and options present: ruleset, options, games, valid_games, players, deals.
+    rulesets: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Per ruleset, options and player: the ruleset's own figures (docs/metrics.md, "Rulesets").
+    ruleset_players: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: pereulok declarations per ruleset, options, player: by declared tricks and by multiplier.
+    declarations: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Board claims and bores per ruleset, options, player and level (every ruleset but plain standard).
+    bores: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The ruleset ``report --ruleset`` restricted the report to, if any.
+    ruleset: str | None = None
     _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
 
     _PER_PLAYER = (
@@ -109,7 +131,16 @@ class Metrics:
         "boards_broken",
         "scores",
         "quality_players",
+        "ruleset_players",
+        "declarations",
+        "bores",
     )
+
+    @property
+    def plain_standard_only(self) -> bool:
+        """Every game is plain ``standard`` (no options): the report is the one it was before rulesets."""
+        r = self.rulesets
+        return r.height == 0 or (r.height == 1 and r["ruleset"][0] == "standard" and r["options"][0] == "")
 
     def of(self, table: str, player: str) -> pl.DataFrame:
         """The rows of ``table`` for one player (split once, then looked up)."""
@@ -172,10 +203,25 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def compute(con: duckdb.DuckDBPyConnection, event: str | None = None) -> Metrics:
-    """Run every report query. ``event`` restricts games, deals and violations to one event."""
-    ev_games = "WHERE event = $event" if event is not None else ""
-    params: dict[str, Any] = {"event": event} if event is not None else {}
+def _columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
+    return {str(r[0]) for r in con.execute(f"DESCRIBE {name}").fetchall()}
+
+
+def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: str | None = None) -> Metrics:
+    """Run every report query. ``event`` restricts games, deals and violations to one event, ``ruleset`` to one ruleset.
+
+    The long-standing figures (leaderboard, bidding, boards, partnerships, scores)
+    are those of plain ``standard`` games; every other ruleset and set of options
+    has its own figures (:func:`_ruleset_figures`), so no figure mixes rulesets.
+    """
+    if ruleset is not None and ruleset not in RULESET_NAMES:
+        raise ReportError(f"unknown ruleset {ruleset!r}; known: {', '.join(RULESET_NAMES)}")
+    have_pd, have_g = _columns(con, "player_deals"), _columns(con, "games")
+    if ruleset is not None and "ruleset" not in have_g:
+        raise ReportError("this database does not record rulesets: --ruleset needs a backalley store")
+    where = [c for c, v in (("event = $event", event), ("ruleset = $ruleset", ruleset)) if v is not None]
+    ev_games = ("WHERE " + " AND ".join(where)) if where else ""
+    params: dict[str, Any] = {k: v for k, v in (("event", event), ("ruleset", ruleset)) if v is not None}
 
     def q(sql: str) -> pl.DataFrame:
         frame: pl.DataFrame = con.sql(sql).pl()
@@ -183,17 +229,18 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None) -> Metrics
 
     # One pass over the view into a temporary table: the view may be an expensive join,
     # and a dozen queries read it.
-    con.execute("DROP TABLE IF EXISTS temp.pd")
+    con.execute("DROP TABLE IF EXISTS temp.pda")
+    extra = ", ".join(c if c in have_pd else f"{v} AS {c}" for c, v in _RULESET_COLUMNS.items())
     cols = ", ".join(_PD_COLUMNS)
-    con.execute(
-        f"CREATE TEMP TABLE pd AS SELECT {cols} FROM player_deals {ev_games}",
-        params if event is not None else None,
-    )
+    con.execute(f"CREATE TEMP TABLE pda AS SELECT {cols}, {extra} FROM player_deals {ev_games}", params or None)
+    con.execute("DROP TABLE IF EXISTS temp.pd")
+    con.execute("CREATE TEMP TABLE pd AS SELECT * FROM pda WHERE ruleset = 'standard' AND options = ''")
     con.execute("DROP TABLE IF EXISTS temp.g")
+    g_extra = ", ".join(c if c in have_g else f"{_RULESET_COLUMNS[c]} AS {c}" for c in ("ruleset", "options"))
     con.execute(
         "CREATE TEMP TABLE g AS SELECT game_id, event, played_at, player_n, player_e, player_s, player_w,"
-        f" status, score_ns, score_ew, winner FROM games {ev_games}",
-        params if event is not None else None,
+        f" status, score_ns, score_ew, winner, {g_extra} FROM games {ev_games}",
+        params or None,
     )
     # Seats of every game (any status), one row per distinct player per game.
     seats = """
@@ -383,7 +430,13 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None) -> Metrics
         "boards_claimed": int(row[7]),
         "boards_made": int(row[8]),
     }
+    per_ruleset = _ruleset_figures(q)
     return Metrics(
+        ruleset=ruleset,
+        rulesets=per_ruleset["rulesets"],
+        ruleset_players=per_ruleset["ruleset_players"],
+        declarations=per_ruleset["declarations"],
+        bores=per_ruleset["bores"],
         event=event,
         population=population,
         players=players,
@@ -405,3 +458,69 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None) -> Metrics
         quality_codes=quality_codes,
         quality_players=quality_players,
     )
+
+
+def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
+    """The per-ruleset frames of :class:`Metrics`, from the temporary tables ``g`` and ``pda``.
+
+    Every figure is grouped by ruleset and options. Bidding accuracy counts numbers
+    and passes (pass = 0) where a pass is a bid of no tricks (not in ``pereulok``,
+    where a side declares instead).
+    """
+    rulesets = q("""
+        WITH d AS (
+            SELECT ruleset, options, count(DISTINCT player)::BIGINT AS players, (count(*) // 4)::BIGINT AS deals
+            FROM pda GROUP BY ALL
+        ), gg AS (
+            SELECT ruleset, options, count(*)::BIGINT AS games,
+                   count(*) FILTER (WHERE status = 'valid')::BIGINT AS valid_games
+            FROM g GROUP BY ALL
+        )
+        SELECT gg.ruleset, gg.options, gg.games, gg.valid_games,
+               coalesce(d.players, 0)::BIGINT AS players, coalesce(d.deals, 0)::BIGINT AS deals
+        FROM gg LEFT JOIN d ON d.ruleset IS NOT DISTINCT FROM gg.ruleset AND d.options = gg.options
+        ORDER BY gg.ruleset <> 'standard', gg.ruleset, gg.options
+    """)
+    ruleset_players = q("""
+        WITH pgv AS (
+            SELECT DISTINCT p.ruleset, p.options, p.player, p.game_id, g.winner = p.team AS won
+            FROM pda p JOIN g USING (game_id)
+        ), w AS (
+            SELECT ruleset, options, player, count(*)::BIGINT AS games,
+                   count(*) FILTER (WHERE won)::BIGINT AS games_won
+            FROM pgv GROUP BY ALL
+        ), d AS (
+            SELECT ruleset, options, player, count(*)::BIGINT AS deals, avg(team_points) AS points_per_deal,
+                   count(*) FILTER (WHERE acc)::BIGINT AS numeric_bids,
+                   count(*) FILTER (WHERE acc AND tricks_won = bid_value)::BIGINT AS exact_bids,
+                   avg(abs(tricks_won - bid_value)) FILTER (WHERE acc) AS mean_abs_error,
+                   count(*) FILTER (WHERE bid_kind = 'board')::BIGINT AS boards_claimed,
+                   count(*) FILTER (WHERE bid_kind = 'board' AND team_made)::BIGINT AS boards_made,
+                   count(*) FILTER (WHERE bid_kind = 'declaration')::BIGINT AS declarations,
+                   count(*) FILTER (WHERE bid_kind = 'declaration' AND team_made)::BIGINT AS declarations_made,
+                   count(*) FILTER (WHERE ruleset = 'pereulok' AND leads_first)::BIGINT AS auctions_won,
+                   count(*) FILTER (WHERE rainbow)::BIGINT AS rainbows
+            FROM (SELECT *, bid_kind IN ('pass', 'number') AND ruleset <> 'pereulok' AS acc FROM pda)
+            GROUP BY ALL
+        )
+        SELECT d.player, d.ruleset, d.options, w.games, w.games_won, d.* EXCLUDE (player, ruleset, options)
+        FROM d JOIN w USING (ruleset, options, player)
+        ORDER BY d.ruleset, d.options, d.points_per_deal DESC, d.player
+    """)
+    declarations = q("""
+        SELECT player, ruleset, options, 'declared tricks' AS breakdown, bid_value::INTEGER AS value,
+               count(*)::BIGINT AS declared, count(*) FILTER (WHERE team_made)::BIGINT AS made
+        FROM pda WHERE bid_kind = 'declaration' GROUP BY ALL
+        UNION ALL
+        SELECT player, ruleset, options, 'multiplier', bid_multiplier::INTEGER,
+               count(*)::BIGINT, count(*) FILTER (WHERE team_made)::BIGINT
+        FROM pda WHERE bid_kind = 'declaration' GROUP BY ALL
+        ORDER BY player, ruleset, options, breakdown, value
+    """)
+    bores = q("""
+        SELECT player, ruleset, options, board_level::INTEGER AS level, count(*)::BIGINT AS claimed,
+               count(*) FILTER (WHERE team_made)::BIGINT AS made
+        FROM pda WHERE bid_kind = 'board' AND NOT (ruleset = 'standard' AND options = '')
+        GROUP BY ALL ORDER BY player, ruleset, options, level
+    """)
+    return {"rulesets": rulesets, "ruleset_players": ruleset_players, "declarations": declarations, "bores": bores}

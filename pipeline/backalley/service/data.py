@@ -260,7 +260,11 @@ def _score(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, in
 
 def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | None:
     """A player's figures (the ``player_summary`` view) and games; ``None`` for an unknown player."""
-    summary = _rows(cur, "SELECT * FROM player_summary WHERE player = ?", [player_id])
+    summary = _rows(  # one row per ruleset and options: plain standard's first
+        cur,
+        "SELECT * FROM player_summary WHERE player = ? ORDER BY ruleset <> 'standard', options <> '', ruleset, options",
+        [player_id],
+    )
     games = _rows(
         cur,
         "SELECT DISTINCT game_id, status, played_at, event FROM ("
