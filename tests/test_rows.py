@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import copy
 import json
+import random
+from array import array
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
+from backalley import rows
 from backalley.ingest import ingest
 from backalley.record import fast_decode, fast_decode_any, to_fast_any
 from backalley.replay import replay
@@ -135,3 +138,31 @@ def test_numbers_beyond_bigint_are_stored_as_null(tmp_path: Path) -> None:
         assert low == [(-(2**63),)]
     finally:
         con.close()
+
+
+def plain_pack(values: list[int | None]) -> tuple[bytes, bytes]:
+    """The packing every row builder must match: int64s (NULL and out of BIGINT as 0), a null mask or b""."""
+    kept = [v if v is not None and -(2**63) <= v < 2**63 else None for v in values]
+    data = array("q", [0 if v is None else v for v in kept]).tobytes()
+    return data, bytes([v is None for v in kept]) if None in kept else b""
+
+
+def random_values(rng: random.Random, n: int, nulls: float) -> list[int | None]:
+    pool: list[int | None] = [0, 1, 13, -20, True, False, 2**62, -(2**63), 2**63, -(2**63) - 1, 2**80]
+    return [None if rng.random() < nulls else rng.choice(pool[:7] if rng.random() < 0.9 else pool) for _ in range(n)]
+
+
+def test_packing_equals_a_plain_int64_pack() -> None:
+    rng = random.Random(12)
+    for _ in range(300):
+        values = random_values(rng, rng.randrange(0, 60), rng.choice([0.0, 0.05, 0.5, 1.0]))
+        assert rows._pack(list(values)) == plain_pack(values), values
+
+
+def test_bids_packed_deal_by_deal_equal_one_pack_of_the_game() -> None:
+    """build_game packs each deal's bids apart (memoised by bidding) and joins them: as one pack of all."""
+    rng = random.Random(7)
+    for _ in range(300):
+        deals = [random_values(rng, 28, rng.choice([0.0, 0.0, 0.3])) for _ in range(rng.randrange(1, 6))]
+        joined = rows._joined([rows._part(list(d)) for d in deals])
+        assert joined == plain_pack([v for d in deals for v in d]), deals

@@ -762,23 +762,21 @@ def show(
     ] = None,
     db: DbOption = None,
 ) -> None:
-    """Print a stored game, or one deal of it (hands, bids, tricks, faults, result), as the deal viewer shows it.
+    """Print a stored game, or one deal of it (hands, bids, tricks, faults, result by side), for any ruleset.
 
     Exit status: 0 on success, 2 when the database, game or deal cannot be found.
     """
-    from backalley.service.data import deal as read_deal
-    from backalley.service.data import game as read_game
-    from backalley.service.terminal import deal_view, game_view
+    from backalley.show import show as render
     from backalley.store import Store, StoreError, default_db
 
     try:
         with Store.open_readonly(db if db is not None else default_db()) as store:
-            found = read_game(store.con, game_id) if deal is None else read_deal(store.con, game_id, deal)
+            found = render(store.con, game_id, deal)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if found is None:
         raise fail(f"no game {game_id!r} is stored" if deal is None else f"game {game_id!r} has no deal {deal}")
-    out.print(game_view(found) if isinstance(found, dict) else deal_view(found))
+    out.print(found)
 
 
 token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)

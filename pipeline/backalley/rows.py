@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-from array import array
+import struct
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import chain
 from typing import Any, cast
 
@@ -499,6 +499,24 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | 
     return tuple(out)
 
 
+@lru_cache(maxsize=1 << 14)
+def _packed_bids(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[bytes, bytes]:
+    """:func:`_bid_ints` packed (:func:`_part`), memoised alike: most biddings recur."""
+    return _part(list(_bid_ints(rules, bids)))
+
+
+def _part(values: list[int | None]) -> tuple[bytes, bytes]:
+    """:func:`_pack` of one deal's values, with a full null mask (zeros where nothing is NULL)."""
+    data, nulls = _pack(values)
+    return data, nulls or bytes(len(values))
+
+
+def _joined(parts: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
+    """The parts of :func:`_part` joined as :func:`_pack` packs them whole (``b""``: no NULL at all)."""
+    nulls = b"".join(p[1] for p in parts)
+    return b"".join(p[0] for p in parts), nulls if 1 in nulls else b""
+
+
 def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand."""
     if not rules.has_bonus:
@@ -521,15 +539,33 @@ def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | 
 def _pack(values: list[int | None]) -> tuple[bytes, bytes]:
     """int64 bytes of ``values`` (NULL as 0) and their null mask (``b""`` when nothing is NULL).
 
-    An integer outside BIGINT becomes NULL (as :func:`_i64` makes it): the values
-    are packed unchecked first, and only a pack that overflows is redone.
+    ``values`` is consumed (its NULLs become 0).  An integer outside BIGINT becomes
+    NULL (as :func:`_i64` makes it): the values are packed unchecked first, and only
+    a pack that overflows is redone.  (``struct`` packs a list about three times as
+    fast as ``array``, and few values are NULL, so they are found by ``list.index``.)
     """
+    mask = _nulls_to_zero(values)
     try:
-        if None not in values:
-            return array("q", values).tobytes(), b""  # type: ignore[type-var]
-        return array("q", [0 if v is None else v for v in values]).tobytes(), bytes([v is None for v in values])
-    except OverflowError:
-        return _pack([v if v is None or -_I64 <= v < _I64 else None for v in values])
+        return struct.pack(f"{len(values)}q", *values), bytes(mask) if mask else b""
+    except struct.error:
+        nulled = [None if mask and mask[k] else v for k, v in enumerate(values)]
+        return _pack([v if v is None or -_I64 <= v < _I64 else None for v in nulled])
+
+
+def _nulls_to_zero(values: list[int | None]) -> bytearray | None:
+    """Set every ``None`` of ``values`` to 0; the mask of where they were (``None``: there was none)."""
+    if None not in values:
+        return None
+    mask = bytearray(len(values))
+    find = values.index
+    k = -1
+    try:
+        while True:
+            k = find(None, k + 1)
+            mask[k] = 1
+            values[k] = 0
+    except ValueError:
+        return mask
 
 
 def _recorded(values: FastTeamInts | dict[Any, int] | Any, sides: tuple[str, ...]) -> tuple[int | None, ...]:
@@ -566,18 +602,22 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
         out.violations = _violation_rows(r)
     deal_vals: list[int | None] = []
     side_vals: list[int | None] = []
-    bid_vals: list[int | None] = []
+    bid_parts: list[tuple[bytes, bytes]] = []
     outcomes = r.deals
+    bonus = rules.has_bonus
     for d, o in zip(cast("list[AnyDeal]", rec.deals), outcomes, strict=True):
-        bid_ints = _bid_ints(rules, tuple(map(_bid_key, d.bids)))
-        per_side = _sides_of(rules, d, o, bid_ints)
-        deal_vals += _deal_ints(d, o, rules.hand_size(d.number), per_side)
+        n = rules.hand_size(d.number)
+        key = tuple(map(_bid_key, d.bids))
+        per_side = _sides_of(rules, d, o, key, n)
+        deal_vals += _deal_ints(d, o, n, per_side)
         for values in per_side:
             side_vals += values
-        bid_vals += _rainbows(rules, d, o, bid_ints)
+        bid_parts.append(
+            _part(list(_rainbows(rules, d, o, _bid_ints(rules, key)))) if bonus else _packed_bids(rules, key)
+        )
     out.deals, out.deal_nulls = _pack(deal_vals)
     out.sides, out.side_nulls = _pack(side_vals)
-    out.bids, out.bid_nulls = _pack(bid_vals)
+    out.bids, out.bid_nulls = _joined(bid_parts)
     out.leaders = bytes(chain.from_iterable(o.leaders for o in outcomes))
     out.winners = bytes(chain.from_iterable(o.winners for o in outcomes))
     out.broken = bytes(chain.from_iterable(o.broken_before for o in outcomes))
@@ -598,35 +638,19 @@ def _levels(rules: Ruleset, bid_ints: tuple[int | None, ...]) -> list[int]:
     return levels
 
 
-_ContractCols = tuple[tuple[int | None, int | None, int | None, int | None, int | None], ...]
-#: ``_contract_cols`` memo: a bidding (and hand size) decides every side's contract columns.
-_CONTRACT_COLS: dict[tuple[Ruleset, tuple[int | None, ...], int], _ContractCols] = {}
-
-
-def _contract_cols(rules: Ruleset, bid_ints: tuple[int | None, ...], n: int, o: DealOutcome) -> _ContractCols:
-    """Every side's code and contract as stored (side, kind, contract, multiplier, level), memoised by bidding."""
-    key = (rules, bid_ints, n)
-    got = _CONTRACT_COLS.get(key)
-    if got is None:
-        if len(_CONTRACT_COLS) > 1 << 14:
-            _CONTRACT_COLS.clear()
-        levels = _levels(rules, bid_ints)
-        got = tuple(
-            (_SIDE_CODE[name], *_side_contract(rules, o.contracts.of(s), n, levels[s]))
-            for s, name in enumerate(rules.sides)
-        )
-        _CONTRACT_COLS[key] = got
-    return got
+@cache
+def _side_codes(rules: Ruleset) -> tuple[int, ...]:
+    """The :data:`SIDE_NAMES` code of each of the ruleset's sides."""
+    return tuple(_SIDE_CODE[name] for name in rules.sides)
 
 
 _PASSED_OUT = (None, None, None, None)
 
 
 def _sides_of(
-    rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]
+    rules: Ruleset, d: AnyDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
 ) -> list[tuple[int | None, ...]]:
-    """Per side of one dealing: its :data:`SIDE_INTS`."""
-    n = rules.hand_size(d.number)
+    """Per side of one dealing of ``n`` cards (``bids``: its calls): its :data:`SIDE_INTS`."""
     res = d.result
     tricks, points = o.tricks, o.points
     rec_tricks: tuple[int | None, ...]
@@ -635,16 +659,21 @@ def _sides_of(
         rec_tricks = rec_points = (None,) * len(tricks)
     else:
         rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
+    codes = _side_codes(rules)
     if o.pass_out:
-        codes = [_SIDE_CODE[name] for name in rules.sides]
         return [
             (code, *_PASSED_OUT, t, p, None, rt, rp)
             for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
         ]
-    cols = _contract_cols(rules, bid_ints, n, o)
+    levels = _levels(rules, _bid_ints(rules, bids)) if rules.name == "bab-online" else None
     by_side = o.contracts.by_side
-    made = [None if c[1] == _NONE_K else rules.made(by_side[s], tricks[s], n) for s, c in enumerate(cols)]
-    return [(*c, tricks[s], points[s], made[s], rec_tricks[s], rec_points[s]) for s, c in enumerate(cols)]
+    out: list[tuple[int | None, ...]] = []
+    for s, code in enumerate(codes):
+        c = by_side[s]
+        kind, contract, mult, level = _side_contract(rules, c, n, levels[s] if levels else 0)
+        made = None if kind == _NONE_K else rules.made(c, tricks[s], n)
+        out.append((code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s]))
+    return out
 
 
 def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:

@@ -1,0 +1,203 @@
+"""Every ruleset's figures of a stored game and deal, side by side: what ``backalley show`` prints.
+
+The teams' columns of ``games`` and ``deals`` (``score_ns``, ``tricks_ew``, …)
+are NULL in a game without partnerships and say nothing of declarations,
+multipliers, bore levels, named trump or rainbows.  This module reads the
+per-side tables (``game_sides``, ``deal_sides``), the ``bids`` table and the
+deal's trump columns instead, so one code path serves every ruleset and option
+set.  It reads the store only (no rendering, no service): the service's pages
+can ask it the same questions.  The order of the sides and whether trump is
+named are asked of the game's ruleset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from backalley.cards import SEATS
+from backalley.rules import RulesetError, find_ruleset
+
+
+@dataclass(slots=True)
+class SideResult:
+    """One side's line of ``deal_sides``: its contract, tricks and points in one dealing."""
+
+    side: str
+    #: ``number``, ``board``, ``declaration``, ``none`` (a pereulok side that did not declare); ``None``: pass-out.
+    contract_kind: str | None
+    contract: int | None
+    multiplier: int | None
+    board_level: int | None
+    tricks: int
+    points: int | None
+    made: bool | None
+    recorded_tricks: int | None
+    recorded_points: int | None
+
+
+@dataclass(slots=True)
+class DealLine:
+    """One dealing of a stored game: how trump was fixed and every side's result."""
+
+    deal: int
+    number: int
+    hand_size: int
+    dealer: str
+    #: The turned card (``None`` where none is turned: pereulok, ``spades_trump``, no card left).
+    trump_card: str | None
+    #: The trump the replay used (``S`` … ``C``), ``None`` for no trump.
+    trump_suit: str | None
+    #: Whether the trump suit was named by the declarer (pereulok without ``spades_trump``).
+    trump_named: bool
+    pass_out: bool
+    #: The seat that leads trick 1 by the bids (pereulok: the declarer who named trump).
+    opening_leader: str | None
+    sides: list[SideResult]
+
+
+@dataclass(slots=True)
+class BidLine:
+    """One call of the ``bids`` table, with what it asks for."""
+
+    position: int
+    seat: str
+    player: str | None
+    #: ``pass``, ``number``, ``board`` (a board claim or a bab-online bore) or ``declaration``.
+    kind: str
+    value: int | None
+    board_level: int | None
+    multiplier: int | None
+    side: str | None
+    #: bab-online: the bidder's hand as dealt earned the rainbow bonus (``None`` elsewhere).
+    rainbow: bool | None
+
+
+@dataclass(slots=True)
+class GameFigures:
+    """A stored game: its ruleset, options, sides, recomputed and recorded scores and dealings."""
+
+    game_id: str
+    status: str
+    ruleset: str | None
+    options: tuple[str, ...]
+    players: dict[str, str | None]
+    #: The sides in the ruleset's order (empty for a record that does not fit the format).
+    sides: tuple[str, ...]
+    score: dict[str, int | None]
+    recorded_score: dict[str, int | None]
+    winner: str | None
+    deals: list[DealLine] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DealFigures:
+    """One dealing with its calls and the running score of every side after it."""
+
+    line: DealLine
+    bids: list[BidLine]
+    score_after: dict[str, int]
+
+
+def _rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    rel = cur.execute(sql, params)
+    names = [d[0] for d in rel.description or []]
+    return [dict(zip(names, row, strict=True)) for row in rel.fetchall()]
+
+
+def _sides_of(ruleset: str | None, options: tuple[str, ...], stored: list[str]) -> tuple[str, ...]:
+    """The ruleset's sides in its order (those stored, in their order, when the ruleset is unknown)."""
+    try:
+        sides = find_ruleset(ruleset, options).sides if ruleset else ()
+    except RulesetError:
+        sides = ()
+    return tuple(s for s in sides if s in stored) or tuple(dict.fromkeys(stored))
+
+
+def _names_trump(ruleset: str | None, options: tuple[str, ...]) -> bool:
+    try:
+        return bool(ruleset) and find_ruleset(str(ruleset), options).names_trump()
+    except RulesetError:
+        return False
+
+
+def game_figures(cur: duckdb.DuckDBPyConnection, game_id: str) -> GameFigures | None:
+    """A stored game's figures by side; ``None`` when it is not stored."""
+    found = _rows(
+        cur,
+        "SELECT status, ruleset, options, winner, player_n, player_e, player_s, player_w FROM games WHERE game_id = ?",
+        [game_id],
+    )
+    if not found:
+        return None
+    g = found[0]
+    options = tuple(o for o in (g["options"] or "").split(",") if o)
+    side_rows = _rows(cur, "SELECT side, score, recorded_score FROM game_sides WHERE game_id = ?", [game_id])
+    sides = _sides_of(g["ruleset"], options, [r["side"] for r in side_rows])
+    by_side = {r["side"]: r for r in side_rows}
+    return GameFigures(
+        game_id=game_id,
+        status=g["status"],
+        ruleset=g["ruleset"],
+        options=options,
+        players={s: g[f"player_{s.lower()}"] for s in SEATS},
+        sides=sides,
+        score={s: by_side[s]["score"] for s in sides},
+        recorded_score={s: by_side[s]["recorded_score"] for s in sides},
+        winner=g["winner"],
+        deals=_deal_lines(cur, game_id, sides, _names_trump(g["ruleset"], options), None),
+    )
+
+
+_DEAL_SQL = (
+    "SELECT deal, number, hand_size, dealer, trump_card, trump_suit, pass_out, opening_leader"
+    " FROM deals WHERE game_id = ?"
+)
+_SIDE_SQL = (
+    "SELECT deal, side, contract_kind, contract, multiplier, board_level, tricks, points, made,"
+    " recorded_tricks, recorded_points FROM deal_sides WHERE game_id = ?"
+)
+
+
+def _deal_lines(
+    cur: duckdb.DuckDBPyConnection, game_id: str, sides: tuple[str, ...], named: bool, deal: int | None
+) -> list[DealLine]:
+    """The dealings of a game (or only ``deal``), each with its sides in ``sides`` order."""
+    where, params = ("", [game_id]) if deal is None else (" AND deal = ?", [game_id, deal])
+    per_deal: dict[int, dict[str, SideResult]] = {}
+    for r in _rows(cur, _SIDE_SQL + where, params):
+        number = r.pop("deal")
+        per_deal.setdefault(number, {})[r["side"]] = SideResult(**r)
+    out = []
+    for d in _rows(cur, _DEAL_SQL + where + " ORDER BY deal", params):
+        results = per_deal.get(d["deal"], {})
+        named_here = named and d["trump_suit"] is not None
+        out.append(DealLine(**d, trump_named=named_here, sides=[results[s] for s in sides if s in results]))
+    return out
+
+
+def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -> DealFigures | None:
+    """Dealing ``deal`` (1-based position) of ``game`` with its calls and the score after it; ``None`` if unstored."""
+    lines = _deal_lines(cur, game.game_id, game.sides, _names_trump(game.ruleset, game.options), deal)
+    if not lines:
+        return None
+    bids = [
+        BidLine(**r)
+        for r in _rows(
+            cur,
+            "SELECT position, seat, player, kind, value, board_level, multiplier, side, rainbow"
+            " FROM bids WHERE game_id = ? AND deal = ? ORDER BY position",
+            [game.game_id, deal],
+        )
+    ]
+    sums = cur.execute(
+        "SELECT side, sum(points) FROM deal_sides WHERE game_id = ? AND deal <= ? GROUP BY side",
+        [game.game_id, deal],
+    ).fetchall()
+    score = {side: int(total) for side, total in sums if total is not None}
+    return DealFigures(lines[0], bids, {s: score[s] for s in game.sides if s in score})
+
+
+__all__ = ["BidLine", "DealFigures", "DealLine", "GameFigures", "SideResult", "deal_figures", "game_figures"]

@@ -1,0 +1,226 @@
+"""``backalley show``: a stored game or deal of any ruleset in the terminal (rich), data never read as markup.
+
+The figures come by side from :mod:`backalley.outcomes` (two teams, or four
+seats without partnerships; declarations and multipliers, bore levels,
+rainbows, named trump); the deal as recorded (hands, calls, tricks, faults)
+from :mod:`backalley.service.data`.  Every piece of record text goes into a
+:class:`rich.text.Text` as plain text; styles are applied by the code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from backalley.outcomes import BidLine, DealFigures, DealLine, GameFigures, SideResult, deal_figures, game_figures
+from backalley.service.data import DealView, card_color, card_text, violations
+from backalley.service.data import deal as recorded_deal
+
+_CARD_STYLE = {"red": "bold red", "black": "bold", "joker": "bold magenta"}
+_SUIT = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+_TIMES = {2: "double", 3: "triple", 4: "quadruple"}
+
+
+def show(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) -> RenderableType | None:
+    """The game (or its dealing ``deal``, 1-based) as ``backalley show`` prints it; ``None`` if not stored."""
+    game = game_figures(cur, game_id)
+    if game is None:
+        return None
+    if deal is None:
+        return game_view(game, violations(cur, game_id))
+    view = recorded_deal(cur, game_id, deal)
+    return None if view is None else deal_view(view, game, deal_figures(cur, game, deal))
+
+
+def _card(card: str, fault: bool = False) -> Text:
+    style = _CARD_STYLE[card_color(card)] + (" reverse" if fault else "")
+    return Text(card_text(card), style=style)
+
+
+def _t(v: Any) -> Text:
+    return Text("—" if v is None else str(v))
+
+
+def _ruleset(game: GameFigures) -> str:
+    name = game.ruleset or "unknown ruleset"
+    return name + (f" ({', '.join(game.options)})" if game.options else "")
+
+
+def _sides_text(values: dict[str, Any]) -> str:
+    return ", ".join(f"{s} {'—' if v is None else v}" for s, v in values.items())
+
+
+# --- the game ---------------------------------------------------------------------------------
+
+
+def game_view(game: GameFigures, found: list[dict[str, Any]]) -> RenderableType:
+    """A game: ruleset, players, status, score by side, dealings by side and violations."""
+    head = Text.assemble(("Game ", "bold"), game.game_id, f" ({game.status}) · ", _ruleset(game), "\n")
+    head.append(" · ".join(f"{s}: {p if p is not None else '—'}" for s, p in game.players.items()))
+    if not game.sides:
+        head.append("\nNot replayed: the record does not fit the format.")
+        return Group(head, _faults(found))
+    head.append(f"\nFinal score (recomputed): {_sides_text(game.score)}")
+    if any(v is not None for v in game.recorded_score.values()) and game.recorded_score != game.score:
+        head.append(f" (recorded: {_sides_text(game.recorded_score)})")
+    if game.winner is not None:
+        head.append("; a tie" if game.winner == "tie" else f"; {game.winner} wins")
+    return Group(head, _deals_table(game), _faults(found))
+
+
+def _deals_table(game: GameFigures) -> Table:
+    sides = "/".join(game.sides)
+    deals = Table(
+        "deal", "number", "cards", "dealer", "trump", f"contracts {sides}", f"tricks {sides}", f"points {sides}"
+    )
+    deals.title = "Deals"
+    for d in game.deals:
+        deals.add_row(
+            _t(d.deal),
+            _t(d.number),
+            _t(d.hand_size),
+            _t(d.dealer),
+            _trump_short(d),
+            Text("pass-out" if d.pass_out else "/".join(contract_text(r) for r in d.sides)),
+            Text("/".join(str(r.tricks) for r in d.sides)),
+            Text("/".join(_t(r.points).plain for r in d.sides)),
+        )
+    return deals
+
+
+def _trump_short(d: DealLine) -> Text:
+    if d.trump_card is not None:
+        text = _card(d.trump_card)
+        return text if d.trump_suit is not None else text.append(" no trump")
+    if d.trump_suit is None:
+        return Text("none" if d.pass_out else "no trump")
+    suit = _SUIT.get(d.trump_suit, d.trump_suit)
+    return Text(f"{suit} by {d.opening_leader}" if d.trump_named else f"{suit} always")
+
+
+def contract_text(r: SideResult) -> str:
+    """A side's contract in a few characters: ``4``, ``8×2``, ``board2×4``, ``pass``; ``✓``/``✗`` made or not."""
+    if r.contract_kind == "none":
+        text = "pass"
+    elif r.contract_kind == "board":
+        text = "board" + (str(r.board_level) if r.board_level and r.board_level > 1 else "")
+    else:
+        text = "—" if r.contract is None else str(r.contract)
+    if r.contract_kind != "none" and r.multiplier is not None and r.multiplier != 1:
+        text += f"×{r.multiplier}"
+    return text + ("" if r.made is None else "✓" if r.made else "✗")
+
+
+def _faults(found: list[dict[str, Any]]) -> Text:
+    faults = Text()
+    for v in found:
+        where = ", ".join(
+            p for p in (f"deal {v['deal']}" if v["deal"] else "", f"trick {v['trick']}" if v["trick"] else "") if p
+        )
+        faults.append(f"{v['code']}", style="bold red")
+        faults.append(f" ({where}): {v['message']}\n" if where else f": {v['message']}\n")
+    return faults
+
+
+# --- one deal ---------------------------------------------------------------------------------
+
+
+def deal_view(d: DealView, game: GameFigures, figures: DealFigures | None) -> RenderableType:
+    """The deal viewer's content: trump, hands, calls with what they ask, tricks with faults, result by side."""
+    head = Text.assemble(
+        ("Game ", "bold"), d.game_id, f", deal {d.n} of {d.deal_count} (number ", _t(d.number), ") · ", _ruleset(game)
+    )
+    head.append("\nDealer ").append(d.dealer or "—").append(", ")
+    if figures is None:
+        head.append("not replayed (the record does not fit the format).")
+    else:
+        head.append_text(trump_text(figures.line))
+    if d.joker_swap:
+        head.append(f"; joker swap: {d.joker_swap['seat']} drew ")
+        head.append_text(_card(d.joker_swap["drawn"]))
+    hands = Table(title="Hands as dealt", title_justify="left", show_header=False)
+    for h in d.hands:
+        hands.add_row(Text(h["seat"], style="bold"), _t(h["player"]), Text(" ").join(_card(c) for c in h["cards"]))
+    return Group(head, hands, _bids_table(d, figures), _tricks_table(d), _result(figures))
+
+
+def trump_text(line: DealLine) -> Text:
+    """How trump was fixed in a dealing, in words."""
+    if line.trump_card is not None:
+        text = Text("turned ").append_text(_card(line.trump_card))
+        suit = line.trump_suit
+        return text.append(f": trump {_SUIT.get(suit, suit)}" if suit is not None else ": no trump")
+    if line.trump_suit is None:
+        return Text("passed out: no trump" if line.pass_out else "no trump (no card turned)")
+    suit = _SUIT.get(line.trump_suit, line.trump_suit)
+    if line.trump_named:
+        return Text(f"trump {suit} named by the declarer {line.opening_leader}")
+    return Text(f"trump {suit} in every deal")
+
+
+def _bids_table(d: DealView, figures: DealFigures | None) -> Table:
+    stored = {b.position: b for b in figures.bids} if figures is not None else {}
+    bids = Table("seat", "player", "side", "bid", "asks for", title="Bids", title_justify="left")
+    for k, b in enumerate(d.bids, 1):
+        bid = _t(b["bid"])
+        for v in b["faults"]:
+            bid.append(f"\n✗ {v['code']}", style="bold red")
+            bid.append(f" {v['message']}")
+        line = stored.get(k)
+        bids.add_row(
+            _t(b["seat"]),
+            _t(b["player"]),
+            _t(line.side if line else None),
+            bid,
+            Text(bid_meaning(line) if line else "—"),
+        )
+    return bids
+
+
+def bid_meaning(b: BidLine) -> str:
+    """What a stored call asks for: ``declares 8, ×2 (double)``, ``board level 2, ×4``, ``3 tricks``, ``pass``."""
+    if b.kind == "declaration":
+        m = b.multiplier or 1
+        text = f"declares {b.value}" + (f", ×{m} ({_TIMES.get(m, 'multiple')})" if m > 1 else ", ×1")
+    elif b.kind == "board":
+        text = f"board level {b.board_level}, ×{b.multiplier}"
+    elif b.kind == "number":
+        text = f"{b.value} trick" + ("" if b.value == 1 else "s")
+    else:
+        text = "pass"
+    return text + (", rainbow" if b.rainbow else "")
+
+
+def _tricks_table(d: DealView) -> Table:
+    tricks = Table("trick", "leader", "cards in play order", "winner", title="Tricks", title_justify="left")
+    for t in d.tricks:
+        cards = Text(" ").join(Text.assemble(f"{p.seat} ", _card(p.card, bool(p.faults))) for p in t.plays)
+        for v in [v for p in t.plays for v in p.faults] + t.faults:
+            cards.append("\n")
+            cards.append(f"✗ {v['code']}", style="bold red")
+            cards.append(f" {v['message']}")
+        tricks.add_row(_t(t.number), _t(t.leader), cards, _t(t.winner))
+    return tricks
+
+
+def _result(figures: DealFigures | None) -> RenderableType:
+    if figures is None:
+        return Text("This deal was not replayed (the record does not fit the format).")
+    line = figures.line
+    table = Table("side", "contract", "tricks", "points", "Score after", title="Result", title_justify="left")
+    for r in line.sides:
+        table.add_row(
+            Text(r.side),
+            Text("pass-out" if line.pass_out else contract_text(r)),
+            _t(r.tricks),
+            _t(r.points),
+            _t(figures.score_after.get(r.side)),
+        )
+    return Group(Text("Pass-out: no contract, no score."), table) if line.pass_out else table
+
+
+__all__ = ["bid_meaning", "contract_text", "deal_view", "game_view", "show", "trump_text"]
