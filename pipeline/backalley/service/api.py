@@ -83,13 +83,14 @@ async def validate(request: Request, svc: Service = Depends(reader)) -> Response
     responses={202: {"description": "A job was started; poll its address"}, **_ERRORS},
     openapi_extra=_BODY,
 )
-async def upload(request: Request, svc: Service = Depends(writer)) -> JSONResponse:
+async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
     items = await read_items(request, svc.settings.max_record)
     if len(items) > svc.settings.job_threshold:
         job = svc.submit(items)
         href = f"/api/v1/jobs/{job.id}"
         return JSONResponse({**job.as_dict(), "href": href}, status_code=202, headers={"Location": href})
-    return JSONResponse(await run_in_threadpool(svc.upload, items))
+    result = await run_in_threadpool(svc.upload, items)
+    return Response(orjson.dumps(result), media_type="application/json")
 
 
 @router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)
@@ -103,7 +104,7 @@ def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
 @router.get("/games/{game_id}", summary="A stored game: its figures, deals and violations")
 def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
-        found = data.game(cur, game_id)
+        found = data.game(cur, game_id, svc.record_text)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
     return found
@@ -112,7 +113,7 @@ def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
 @router.get("/games/{game_id}/deals/{n}", summary="One deal as recorded, with its replayed figures and violations")
 def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n)
+        found = data.deal(cur, game_id, n, svc.record_text)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return found.as_dict()

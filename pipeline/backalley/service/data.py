@@ -10,6 +10,7 @@ not where the format puts it is shown as missing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -60,8 +61,21 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
 
-def game(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
-    """A stored game: its row, its deals and its violations; ``None`` when it is not stored."""
+#: ``text(cur, game_id)``: a stored game's raw text; ``None`` when the game is not stored.
+RecordText = Callable[[duckdb.DuckDBPyConnection, str], bytes | None]
+
+
+def record_text(cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
+    """A stored game's raw text, read from the store."""
+    row = cur.execute("SELECT raw FROM games WHERE game_id = ?", [game_id]).fetchall()
+    return str(row[0][0]).encode("utf-8") if row else None
+
+
+def game(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText = record_text) -> dict[str, Any] | None:
+    """A stored game: its row, its deals and its violations; ``None`` when it is not stored.
+
+    ``text`` gives the game's raw text (a cache may stand in for the store).
+    """
     found = _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?", [game_id])
     if not found:
         return None
@@ -72,7 +86,7 @@ def game(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
         for d in _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? ORDER BY deal", [game_id])
     ]
     g["violations"] = violations(cur, game_id)
-    g["deal_count"] = _deal_count(cur, game_id)
+    g["deal_count"] = len(_raw_deals(cur, game_id, text) or [])
     return g
 
 
@@ -82,21 +96,16 @@ def violations(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = 
     return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE {where} ORDER BY ordinal", params)
 
 
-def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[Any] | None:
-    row = cur.execute("SELECT raw FROM games WHERE game_id = ?", [game_id]).fetchall()
-    if not row:
+def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:
+    raw = text(cur, game_id)
+    if raw is None:
         return None
     try:
-        rec = orjson.loads(row[0][0])
+        rec = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return []
     deals = rec.get("deals") if isinstance(rec, dict) else None
     return deals if isinstance(deals, list) else []
-
-
-def _deal_count(cur: duckdb.DuckDBPyConnection, game_id: str) -> int:
-    deals = _raw_deals(cur, game_id)
-    return len(deals) if deals else 0
 
 
 @dataclass
@@ -153,9 +162,9 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> DealView | None:
+def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int, text: RecordText = record_text) -> DealView | None:
     """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none."""
-    raw = _raw_deals(cur, game_id)
+    raw = _raw_deals(cur, game_id, text)
     g = game_row_players(cur, game_id)
     if raw is None or g is None or not 1 <= n <= len(raw):
         return None

@@ -23,7 +23,8 @@ from typing import Any
 import duckdb
 
 from backalley.reporting.metrics import Metrics, compute
-from backalley.service import auth
+from backalley.service import auth, data
+from backalley.service.cache import RecordCache
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import Writer
@@ -72,6 +73,7 @@ class Service:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
         self.replays = Replays(self.settings.workers)
+        self.records = RecordCache(self.settings.record_cache)
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
@@ -94,6 +96,10 @@ class Service:
             yield cur
         finally:
             cur.close()
+
+    def record_text(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
+        """A stored game's raw text (:data:`backalley.service.data.RecordText`), from memory when it can."""
+        return self.records.get(game_id, lambda gid: data.record_text(cur, gid))
 
     def token_ok(self, token: str | None) -> bool:
         with self.reader() as cur:
@@ -123,10 +129,20 @@ class Service:
         fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
-        for (_, report), (what, message) in zip(built, fates, strict=True):
+        for item, (b, report), (what, message) in zip(items, built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
+            if what == "stored" and b.game_id is not None:
+                self._remember(b.game_id, item.raw)
             results.append({"fate": what, "message": message or None, "report": report})
         return {"records": len(items), "fates": counts, "results": results}
+
+    def _remember(self, game_id: str, raw: bytes) -> None:
+        """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        self.records.put(game_id, raw)
 
     def submit(self, items: list[Item]) -> Job:
         """Store ``items`` in the background (one job at a time, in order of submission)."""
