@@ -174,8 +174,12 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
         svc.upload(items)
         assert len(svc.records) == (2 if budget else 0)
         with svc.reader() as cur:
-            game = data.game(cur, "c2", svc.record_text) or {}
-            game.pop("ingested_at")
-            answers.append((game, data.deal(cur, "c2", 2, svc.record_text)))
+            for _ in range(2):  # read, then (with a cache) read again from memory
+                game = svc.game_data(cur, "c2") or {}
+                game.pop("ingested_at")
+                answers.append((game, data.deal(cur, "c2", 2, svc.record_text, svc.game_data)))
+        assert len(svc.games) == (1 if budget else 0)
         svc.close()
-    assert answers[0] == answers[1] and answers[0][0]["deal_count"] == 3 and answers[0][1] is not None
+    assert all(a == answers[0] for a in answers) and answers[0][0]["deal_count"] == 3 and answers[0][1] is not None
+    with Store.open(tmp_path / "c0.duckdb") as store:  # and what the command line shows, read from the store
+        assert data.deal(store.con, "c2", 2) == answers[0][1]

@@ -104,7 +104,7 @@ def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
 @router.get("/games/{game_id}", summary="A stored game: its figures, deals and violations")
 def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
-        found = data.game(cur, game_id, svc.record_text)
+        found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
     return found
@@ -113,7 +113,7 @@ def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
 @router.get("/games/{game_id}/deals/{n}", summary="One deal as recorded, with its replayed figures and violations")
 def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return found.as_dict()

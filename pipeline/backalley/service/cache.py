@@ -1,11 +1,11 @@
-"""The texts of stored records, kept in memory for the game and deal pages.
+"""The texts of stored records (and what the pages say of them), kept in memory for the game and deal pages.
 
 A game's raw text is what the deal viewer shows (hands, bids, plays as
 recorded). The store keeps it compressed in large blocks (DuckDB picks ZSTD for
 long strings), so reading one record back costs tens of milliseconds: it is
 worth keeping. A stored game never changes while the service is the database's
 only writer (an upload that conflicts goes to ``rejects``), so an entry is never
-stale. Entries are zlib-compressed (about 6 kB for a 23 kB game) and the least
+stale; nor is what the pages show of a game (its rows, as JSON). Entries are zlib-compressed (about 6 kB for a 23 kB game) and the least
 recently used go first once the cache holds more than its byte budget.
 """
 

@@ -162,14 +162,29 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int, text: RecordText = record_text) -> DealView | None:
-    """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none."""
-    raw = _raw_deals(cur, game_id, text)
-    g = game_row_players(cur, game_id)
-    if raw is None or g is None or not 1 <= n <= len(raw):
+#: ``game_of(cur, game_id)``: what :func:`game` says of a stored game (a cache may stand in for it).
+GameOf = Callable[[duckdb.DuckDBPyConnection, str], "dict[str, Any] | None"]
+
+
+def deal(
+    cur: duckdb.DuckDBPyConnection,
+    game_id: str,
+    n: int,
+    text: RecordText = record_text,
+    game_of: GameOf | None = None,
+) -> DealView | None:
+    """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none.
+
+    The game's players, deal rows and violations come from ``game_of`` (by default :func:`game`).
+    """
+    found_game = game_of(cur, game_id) if game_of is not None else game(cur, game_id, text)
+    raw = _raw_deals(cur, game_id, text) if found_game is not None else None
+    if raw is None or found_game is None or not 1 <= n <= len(raw):
         return None
+    g: dict[str, str | None] = found_game["players"]
+    rows: list[dict[str, Any]] = found_game["deals"]
     d = raw[n - 1] if isinstance(raw[n - 1], dict) else {}
-    found = violations(cur, game_id, n)
+    found = [v for v in found_game["violations"] if v["deal"] == n]
     swap = _seat_map(d.get("joker_swap"))
     hands = _seat_map(d.get("hands"))
     return DealView(
@@ -191,8 +206,8 @@ def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int, text: RecordText 
         ],
         bids=_bids(d, g, n, found),
         tricks=_tricks(cur, game_id, n, d, g, found),
-        result=_result(cur, game_id, n),
-        score=_score(cur, game_id, n),
+        result=next((r for r in rows if r["deal"] == n), None),
+        score=_score(rows, n),
         violations=found,
     )
 
@@ -208,13 +223,6 @@ def _bids(
         faults = [v for v in found if v["path"] == prefix or (v["path"] or "").startswith(prefix + "/")]
         out.append({"seat": seat, "player": players.get(seat), "bid": _text(_seat_map(b).get("bid")), "faults": faults})
     return out
-
-
-def game_row_players(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, str | None] | None:
-    rows = cur.execute(
-        "SELECT player_n, player_e, player_s, player_w FROM games WHERE game_id = ?", [game_id]
-    ).fetchall()
-    return dict(zip(SEATS, rows[0], strict=True)) if rows else None
 
 
 def _tricks(
@@ -255,16 +263,12 @@ def _tricks(
     return out
 
 
-def _result(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, Any] | None:
-    rows = _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? AND deal = ?", [game_id, n])
-    return rows[0] if rows else None
-
-
-def _score(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, int] | None:
-    row = cur.execute(
-        "SELECT sum(points_ns), sum(points_ew), count(*) FROM deals WHERE game_id = ? AND deal <= ?", [game_id, n]
-    ).fetchall()[0]
-    return None if not row[2] or row[0] is None else {"NS": int(row[0]), "EW": int(row[1])}
+def _score(rows: list[dict[str, Any]], n: int) -> dict[str, int] | None:
+    """The running score after deal ``n`` (the deals' points summed, as SQL's ``sum`` skips nulls)."""
+    upto = [r for r in rows if r["deal"] <= n]
+    ns = [r["points_ns"] for r in upto if r["points_ns"] is not None]
+    ew = [r["points_ew"] for r in upto if r["points_ew"] is not None]
+    return {"NS": int(sum(ns)), "EW": int(sum(ew))} if ns else None
 
 
 def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | None:

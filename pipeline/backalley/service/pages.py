@@ -85,7 +85,7 @@ async def upload(request: Request) -> HTMLResponse:
 def game(game_id: str, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.game(cur, game_id, svc.record_text)
+        found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
     return render("game.html", g=found)
@@ -95,7 +95,7 @@ def game(game_id: str, request: Request) -> HTMLResponse:
 def deal(game_id: str, n: int, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return render("deal.html", d=found)

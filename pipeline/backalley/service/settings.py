@@ -46,7 +46,8 @@ class Settings:
     #: DuckDB's memory cap while an upload is stored. It holds for the whole database, reads
     #: included (the players' figures, pages), so it is larger than ``backalley ingest``'s.
     memory_limit: str = MEMORY_LIMIT
-    #: Memory for the texts of stored records (:class:`~backalley.service.cache.RecordCache`).
+    #: Memory for the texts of stored records (:class:`~backalley.service.cache.RecordCache`), and half as
+    #: much for what the game pages show of them.
     record_cache: int = RECORD_CACHE_BYTES
 
 

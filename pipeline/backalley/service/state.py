@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import orjson
 
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
@@ -74,6 +75,8 @@ class Service:
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
         self.replays = Replays(self.settings.workers)
         self.records = RecordCache(self.settings.record_cache)
+        #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
+        self.games = RecordCache(self.settings.record_cache // 2)
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
@@ -100,6 +103,16 @@ class Service:
     def record_text(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
         """A stored game's raw text (:data:`backalley.service.data.RecordText`), from memory when it can."""
         return self.records.get(game_id, lambda gid: data.record_text(cur, gid))
+
+    def game_data(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
+        """A stored game's figures, deals and violations (:func:`backalley.service.data.game`), from memory when it can."""
+
+        def load(gid: str) -> bytes | None:
+            found = data.game(cur, gid, self.record_text)
+            return None if found is None else orjson.dumps(found)
+
+        text = self.games.get(game_id, load)
+        return None if text is None else dict(orjson.loads(text))
 
     def token_ok(self, token: str | None) -> bool:
         with self.reader() as cur:
