@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from backalley.service import data
-from backalley.service.auth import bearer
+from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
@@ -40,10 +40,10 @@ def service(request: Request) -> Service:
 
 
 def reader(request: Request) -> Service:
-    """The service, for a read: in private mode the request needs a token."""
+    """The service, for a read: in private mode the request needs a token (a header, or a signed-in browser's cookie)."""
     svc = service(request)
     if svc.settings.private:
-        check_token(svc, request)
+        check_token(svc, request, cookie=True)
     return svc
 
 
@@ -54,10 +54,13 @@ def writer(request: Request) -> Service:
     return svc
 
 
-def check_token(svc: Service, request: Request) -> None:
+def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     token = bearer(request.headers.get("authorization"))
+    if token is None and cookie:
+        token = request.cookies.get(COOKIE) or None
     if token is None:
-        raise unauthorized("this needs an API token: send Authorization: Bearer <token>")
+        also = " (or sign in at /login in a browser)" if cookie else ""
+        raise unauthorized(f"this needs an API token: send Authorization: Bearer <token>{also}")
     if not svc.token_ok(token):
         raise unauthorized("the API token is not known to this service")
 
