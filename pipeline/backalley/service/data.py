@@ -76,24 +76,30 @@ def game(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText = record
 
     ``text`` gives the game's raw text (a cache may stand in for the store).
     """
-    found = _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?", [game_id])
-    if not found:
-        return None
-    g = _json_safe(found[0])
-    g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
-    g["deals"] = [
-        _json_safe(d)
-        for d in _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? ORDER BY deal", [game_id])
-    ]
-    g["violations"] = violations(cur, game_id)
-    g["deal_count"] = len(_raw_deals(cur, game_id, text) or [])
-    return g
+    return games(cur, [game_id], text).get(game_id)
 
 
-def violations(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) -> list[dict[str, Any]]:
-    where = "game_id = ?" + (" AND deal = ?" if deal is not None else "")
-    params: list[Any] = [game_id] if deal is None else [game_id, deal]
-    return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE {where} ORDER BY ordinal", params)
+def games(
+    cur: duckdb.DuckDBPyConnection, game_ids: list[str], text: RecordText = record_text
+) -> dict[str, dict[str, Any]]:
+    """:func:`game` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
+    ids = [list(dict.fromkeys(game_ids))]
+    among = "game_id IN (SELECT unnest(?::VARCHAR[]))"
+    out: dict[str, dict[str, Any]] = {}
+    for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
+        g = _json_safe(row)
+        g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
+        g["deals"], g["violations"] = [], []
+        out[g["game_id"]] = g
+    for row in _rows(cur, f"SELECT game_id AS _of, {_DEAL_COLUMNS} FROM deals WHERE {among} ORDER BY deal", ids):
+        out[row.pop("_of")]["deals"].append(_json_safe(row))
+    for row in _rows(
+        cur, f"SELECT game_id AS _of, {_VIOLATION_COLUMNS} FROM violations WHERE {among} ORDER BY ordinal", ids
+    ):
+        out[row.pop("_of")]["violations"].append(row)
+    for gid, g in out.items():
+        g["deal_count"] = len(_raw_deals(cur, gid, text) or [])
+    return out
 
 
 def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:

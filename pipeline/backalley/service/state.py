@@ -37,6 +37,8 @@ log = logging.getLogger("backalley.service")
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
+#: Games of one upload whose pages are read into memory as soon as they are stored.
+PREPARE_PAGES = 2_000
 
 
 @dataclass
@@ -142,12 +144,30 @@ class Service:
         fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
+        stored: list[str] = []
         for item, (b, report), (what, message) in zip(items, built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
             if what == "stored" and b.game_id is not None:
                 self._remember(b.game_id, item.raw)
+                stored.append(b.game_id)
             results.append({"fate": what, "message": message or None, "report": report})
+        self._prepare_pages(stored)
         return {"records": len(items), "fates": counts, "results": results}
+
+    def _prepare_pages(self, game_ids: list[str]) -> None:
+        """Read what the pages of the games just stored show, for all of them at once (a page then reads nothing).
+
+        Of a large upload (a job), only the last :data:`PREPARE_PAGES` games.
+        """
+        game_ids = game_ids[-PREPARE_PAGES:]
+        if not game_ids or self.games.budget <= 0:
+            return
+        try:
+            with self.reader() as cur:
+                for gid, g in data.games(cur, game_ids, self.record_text).items():
+                    self.games.put(gid, orjson.dumps(g))
+        except duckdb.Error:  # only a cache: the pages read the store when asked
+            log.exception("reading the pages of %d stored games failed", len(game_ids))
 
     def _remember(self, game_id: str, raw: bytes) -> None:
         """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
