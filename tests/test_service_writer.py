@@ -172,13 +172,16 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
     for budget in (0, 1 << 20):
         svc = Service(Settings(db=tmp_path / f"c{budget}.duckdb", record_cache=budget))
         svc.upload(items)
-        assert len(svc.records) == len(svc.games) == (2 if budget else 0)  # kept as they were stored
+        assert (
+            len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
+        )  # kept as they were stored
         with svc.reader() as cur:
             for _ in range(2):  # read, then (with a cache) read again from memory
                 game = svc.game_data(cur, "c2") or {}
                 game.pop("ingested_at")
-                answers.append((game, data.deal(cur, "c2", 2, svc.record_text, svc.game_data)))
+                answers.append((game, data.deal(cur, "c2", 2, svc.record_text, svc.game_data, svc.trick_winners)))
         svc.close()
     assert all(a == answers[0] for a in answers) and answers[0][0]["deal_count"] == 3 and answers[0][1] is not None
+    assert answers[0][1].tricks[0].winner in ("N", "E", "S", "W")
     with Store.open(tmp_path / "c0.duckdb") as store:  # and what the command line shows, read from the store
         assert data.deal(store.con, "c2", 2) == answers[0][1]

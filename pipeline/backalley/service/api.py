@@ -104,22 +104,42 @@ def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
     return found.as_dict()
 
 
-@router.get("/games/{game_id}", summary="A stored game: its figures, deals and violations")
-def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
+def _json(found: Any) -> Response:
+    """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
+    return Response(orjson.dumps(found), media_type="application/json")
+
+
+_OBJECT: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
+}
+
+
+@router.get(
+    "/games/{game_id}",
+    summary="A stored game: its figures, deals and violations",
+    response_class=Response,
+    responses=_OBJECT,
+)
+def game(game_id: str, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
         found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
-    return found
+    return _json(found)
 
 
-@router.get("/games/{game_id}/deals/{n}", summary="One deal as recorded, with its replayed figures and violations")
-def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> dict[str, Any]:
+@router.get(
+    "/games/{game_id}/deals/{n}",
+    summary="One deal as recorded, with its replayed figures and violations",
+    response_class=Response,
+    responses=_OBJECT,
+)
+def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
-    return found.as_dict()
+    return _json(found.as_dict())
 
 
 @router.get("/players/{player_id:path}", summary="A player's figures and games")

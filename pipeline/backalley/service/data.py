@@ -178,10 +178,12 @@ def deal(
     n: int,
     text: RecordText = record_text,
     game_of: GameOf | None = None,
+    winners_of: WinnersOf | None = None,
 ) -> DealView | None:
     """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none.
 
-    The game's players, deal rows and violations come from ``game_of`` (by default :func:`game`).
+    The game's players, deal rows and violations come from ``game_of`` (by default :func:`game`), its
+    trick winners from ``winners_of`` (by default :func:`trick_winners`).
     """
     found_game = game_of(cur, game_id) if game_of is not None else game(cur, game_id, text)
     raw = _raw_deals(cur, game_id, text) if found_game is not None else None
@@ -191,6 +193,7 @@ def deal(
     rows: list[dict[str, Any]] = found_game["deals"]
     d = raw[n - 1] if isinstance(raw[n - 1], dict) else {}
     found = [v for v in found_game["violations"] if v["deal"] == n]
+    winners = winners_of(cur, game_id) if winners_of is not None else trick_winners(cur, [game_id])[game_id]
     swap = _seat_map(d.get("joker_swap"))
     hands = _seat_map(d.get("hands"))
     return DealView(
@@ -211,7 +214,7 @@ def deal(
             for s in SEATS
         ],
         bids=_bids(d, g, n, found),
-        tricks=_tricks(cur, game_id, n, d, g, found),
+        tricks=_tricks(n, d, g, found, winners),
         result=next((r for r in rows if r["deal"] == n), None),
         score=_score(rows, n),
         violations=found,
@@ -231,18 +234,31 @@ def _bids(
     return out
 
 
+#: The winner of each replayed trick of a game, by ``(deal, trick)``.
+Winners = dict[tuple[int, int], str]
+#: ``winners_of(cur, game_id)``: a stored game's :data:`Winners` (a cache may stand in for the store).
+WinnersOf = Callable[[duckdb.DuckDBPyConnection, str], Winners]
+
+
+def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, Winners]:
+    """The :data:`Winners` of each of ``game_ids`` (empty for a game not stored or without tricks)."""
+    out: dict[str, Winners] = {gid: {} for gid in game_ids}
+    rows = cur.execute(
+        "SELECT game_id, deal, trick, winner FROM tricks WHERE game_id IN (SELECT unnest(?::VARCHAR[]))",
+        [list(out)],
+    ).fetchall()
+    for gid, deal_n, trick, winner in rows:
+        out[gid][(deal_n, trick)] = winner
+    return out
+
+
 def _tricks(
-    cur: duckdb.DuckDBPyConnection,
-    game_id: str,
     n: int,
     d: dict[str, Any],
     players: dict[str, str | None],
     found: list[dict[str, Any]],
+    winners: Winners,
 ) -> list[Trick]:
-    winners = {
-        r[0]: r[1]
-        for r in cur.execute("SELECT trick, winner FROM tricks WHERE game_id = ? AND deal = ?", [game_id, n]).fetchall()
-    }
     recorded = _list(d.get("tricks"))
     out: list[Trick] = []
     for t, trick in enumerate(recorded, 1):
@@ -253,7 +269,7 @@ def _tricks(
         plays = [
             Play(SEATS[(start + k) % 4], players.get(SEATS[(start + k) % 4]), _text(c)) for k, c in enumerate(cards)
         ]
-        winner = winners.get(t)
+        winner = winners.get((n, t))
         out.append(Trick(t, leader, plays, winner, players.get(winner) if winner else None))
     for v in found:
         m = _CARD_PATH.match(v["path"] or "")

@@ -130,7 +130,7 @@ def game(game_id: str, request: Request) -> HTMLResponse:
 def deal(game_id: str, n: int, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return render("deal.html", d=found)

@@ -79,6 +79,8 @@ class Service:
         self.records = RecordCache(self.settings.record_cache)
         #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
         self.games = RecordCache(self.settings.record_cache // 2)
+        #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
+        self.winners = RecordCache(self.settings.record_cache // 4)
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
@@ -115,6 +117,11 @@ class Service:
 
         text = self.games.get(game_id, load)
         return None if text is None else dict(orjson.loads(text))
+
+    def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
+        """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
+        text = self.winners.get(game_id, lambda gid: _winners_json(data.trick_winners(cur, [gid])[gid]))
+        return {(d, t): w for d, t, w in orjson.loads(text or b"[]")}
 
     def token_ok(self, token: str | None) -> bool:
         with self.reader() as cur:
@@ -166,6 +173,8 @@ class Service:
             with self.reader() as cur:
                 for gid, g in data.games(cur, game_ids, self.record_text).items():
                     self.games.put(gid, orjson.dumps(g))
+                for gid, w in data.trick_winners(cur, game_ids).items():
+                    self.winners.put(gid, _winners_json(w))
         except duckdb.Error:  # only a cache: the pages read the store when asked
             log.exception("reading the pages of %d stored games failed", len(game_ids))
 
@@ -238,3 +247,7 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+def _winners_json(winners: data.Winners) -> bytes:
+    return orjson.dumps([[d, t, w] for (d, t), w in winners.items()])
