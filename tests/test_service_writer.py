@@ -172,9 +172,8 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
     for budget in (0, 1 << 20):
         svc = Service(Settings(db=tmp_path / f"c{budget}.duckdb", record_cache=budget))
         svc.upload(items)
-        assert (
-            len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
-        )  # kept as they were stored
+        svc.pages_prepared()  # kept as they were stored
+        assert len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
         with svc.reader() as cur:
             for _ in range(2):  # read, then (with a cache) read again from memory
                 game = svc.game_data(cur, "c2") or {}

@@ -75,6 +75,8 @@ class Service:
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
+        #: Reads the pages' data of stored games after the upload is answered (see :meth:`_prepare_pages`).
+        self._pages = ThreadPoolExecutor(1, thread_name_prefix="backalley-pages")
         self.replays = Replays(self.settings.workers)
         self.records = RecordCache(self.settings.record_cache)
         #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
@@ -89,6 +91,7 @@ class Service:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pages.shutdown(wait=True, cancel_futures=True)
         self._writer.close()
         self.replays.close()
         with self.lock:
@@ -158,11 +161,19 @@ class Service:
                 self._remember(b.game_id, item.raw)
                 stored.append(b.game_id)
             results.append({"fate": what, "message": message or None, "report": report})
-        self._prepare_pages(stored)
+        if stored:
+            self._pages.submit(self._prepare_pages, stored)
         return {"records": len(items), "fates": counts, "results": results}
+
+    def pages_prepared(self) -> None:
+        """Wait until the pages' data of every upload answered so far are in memory."""
+        self._pages.submit(lambda: None).result()
 
     def _prepare_pages(self, game_ids: list[str]) -> None:
         """Read what the pages of the games just stored show, for all of them at once (a page then reads nothing).
+
+        It runs on a thread of its own once the upload is answered: a page asked for
+        before it is done reads the store, as for any game not in memory.
 
         Of a large upload (a job), only the last :data:`PREPARE_PAGES` games.
         """
