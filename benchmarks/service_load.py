@@ -221,6 +221,7 @@ def main() -> None:
         threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
         for _ in range(args.uploaders)
     ]
+    load_before = os.getloadavg()  # the machine is shared: its load goes next to the figures
     t0 = time.perf_counter()
     for t in uploaders:
         t.start()
@@ -230,6 +231,7 @@ def main() -> None:
     for t in uploaders:
         t.join()
     seconds = time.perf_counter() - t0
+    load_after = os.getloadavg()
     stop.set()
     for t in readers:
         t.join()
@@ -250,6 +252,10 @@ def main() -> None:
         "batch": args.batch,
         "uploaders": args.uploaders,
         "readers": args.readers,
+        "load_average_1_5_15_min": {
+            "start": [round(x, 2) for x in load_before],
+            "end": [round(x, 2) for x in load_after],
+        },
         "seconds": round(seconds, 2),
         "records_per_s": round(sent / seconds, 1),
         "fates": fates,

@@ -229,6 +229,35 @@ def test_private_mode_needs_a_token_to_read(db: Path) -> None:
         assert client.get("/api/v1/games/g1").status_code == 200
 
 
+def test_private_mode_browser_signs_in_with_a_cookie(db: Path) -> None:
+    """--private: a browser signs in once at /login; the token is kept in an HttpOnly cookie for reads only."""
+    with make_client(db, private=True) as client:
+        upload(client, ndjson(record("g1")))
+        refused = client.get("/games/g1")
+        assert refused.status_code == 401 and 'href="/login"' in refused.text
+        form = client.get("/login", params={"next": "/games/g1"})
+        assert form.status_code == 200 and 'name="token"' in form.text and 'value="/games/g1"' in form.text
+        wrong = client.post("/login", data={"token": "not-a-known-token-000", "next": "/games/g1"})
+        assert wrong.status_code == 401 and "not known" in wrong.text and "set-cookie" not in wrong.headers
+        signed = client.post("/login", data={"token": TOKEN, "next": "/games/g1"}, follow_redirects=False)
+        assert signed.status_code == 303 and signed.headers["location"] == "/games/g1"
+        cookie = signed.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+        assert client.get("/games/g1").status_code == 200
+        assert client.get("/games/g1/deals/1").status_code == 200
+        assert client.get("/players").status_code == 200
+        assert client.get("/api/v1/games/g1").status_code == 200
+        # writes never take the cookie: the API still needs the header
+        stored = client.post("/api/v1/games", content=ndjson(record("g2", seed=2)), headers=NDJSON)
+        assert_problem(stored, 401)
+        out = client.post("/logout", follow_redirects=False)
+        assert out.status_code == 303 and "backalley_token=" in out.headers["set-cookie"]
+        assert client.get("/games/g1").status_code == 401
+        for target in ("//evil.example/x", "https://evil.example/", "/\\evil.example"):
+            away = client.post("/login", data={"token": TOKEN, "next": target}, follow_redirects=False)
+            assert away.headers["location"] == "/", target
+
+
 # --- limits ---------------------------------------------------------------------------------
 
 

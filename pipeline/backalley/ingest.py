@@ -746,12 +746,102 @@ def _replace_counters(target: RunSummary, source: RunSummary) -> RunSummary:
     return target
 
 
+class Session:
+    """One ingest run that stores groups of records as they come, one transaction per group (a service).
+
+    :func:`ingest_items` pays a run's fixed costs (its ``ingest_runs`` row in
+    transactions of its own, DuckDB's settings, the look-up keys of every stored
+    game) at every call; a session pays them once, then :meth:`store` writes a
+    group's records and commits them, with the run row's counters, in **one**
+    transaction. Fates and guarantees are those of :func:`ingest_items` (with
+    ``replace`` off): a group is stored whole or not at all. After a failed
+    group the session is over (:attr:`failed`): open another one. A group larger
+    than ``transaction`` records is committed every ``transaction`` records, as
+    :func:`ingest_items` commits a file: a failure keeps what was committed.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        paths: Sequence[str],
+        *,
+        memory_limit: str = INGEST_MEMORY_LIMIT,
+        max_record_bytes: int = MAX_RECORD_BYTES,
+        transaction: int = TRANSACTION,
+    ) -> None:
+        check_memory_limit(memory_limit)
+        self.store = store
+        self.transaction = transaction
+        self.memory_limit = memory_limit
+        self.max_record_bytes = max_record_bytes
+        self.run = RunSummary(db=str(store.path))
+        self.failed = False
+        self._settings = _Settings(
+            store,
+            {
+                "memory_limit": memory_limit,
+                "allocator_flush_threshold": ALLOCATOR_FLUSH,
+                "checkpoint_threshold": INGEST_CHECKPOINT,
+                "threads": "1",
+            },
+        )
+        try:
+            self._writer = _Writer(store, self.run, replace=False)
+            self._writer.begin(paths, 1)
+        except BaseException:
+            self._settings.restore()
+            raise
+
+    def store_group(self, items: Sequence[Item], fate: Fate, build: Callable[[Item], Built] | None = None) -> None:
+        """Store ``items`` in one transaction (up to ``transaction`` records); ``fate`` hears each one's fate.
+
+        Raises :class:`~backalley.store.StoreError` when the database fails: the
+        group's transaction is rolled back and the session is over.
+        """
+        if self.failed:
+            raise StoreError(f"{self.store.path}: this ingest session failed earlier; open a new one")
+        t0 = time.perf_counter()
+        self._writer.fate = fate
+        try:
+            records = 0
+            for part in built_chunks(items, 1, CHUNK, self._writer.stored_hashes, self.max_record_bytes, build):
+                self._writer.write(part)
+                records += len(part)
+                if records >= self.transaction:
+                    self._writer.commit()
+                    records = 0
+            self._writer.commit()
+            self._writer.background.drain()
+        except BaseException as exc:
+            self.failed = True
+            self._writer.abort()
+            self._writer.end("failed")
+            self._settings.restore()
+            if not isinstance(exc, duckdb.Error):
+                raise
+            raise StoreError(f"{self.store.path}: the database failed during the ingest: {one_line(exc)}") from exc
+        finally:
+            self._writer.fate = None
+            self.run.seconds += time.perf_counter() - t0
+
+    def close(self) -> RunSummary:
+        """End the run (its row says finished) and put DuckDB's settings back; returns the run's counters."""
+        if not self.failed:
+            try:
+                self._writer.finish()
+                self._writer.end("finished")
+            finally:
+                self._settings.restore()
+        return self.run
+
+
 __all__ = [
     "CHUNK",
     "TRANSACTION",
     "Chunk",
     "Fate",
     "RunSummary",
+    "Session",
     "built_chunks",
     "check_memory_limit",
     "ingest",

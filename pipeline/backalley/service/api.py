@@ -10,7 +10,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from backalley.service import data
-from backalley.service.auth import bearer
+from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
@@ -40,10 +40,10 @@ def service(request: Request) -> Service:
 
 
 def reader(request: Request) -> Service:
-    """The service, for a read: in private mode the request needs a token."""
+    """The service, for a read: in private mode the request needs a token (a header, or a signed-in browser's cookie)."""
     svc = service(request)
     if svc.settings.private:
-        check_token(svc, request)
+        check_token(svc, request, cookie=True)
     return svc
 
 
@@ -54,10 +54,13 @@ def writer(request: Request) -> Service:
     return svc
 
 
-def check_token(svc: Service, request: Request) -> None:
+def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     token = bearer(request.headers.get("authorization"))
+    if token is None and cookie:
+        token = request.cookies.get(COOKIE) or None
     if token is None:
-        raise unauthorized("this needs an API token: send Authorization: Bearer <token>")
+        also = " (or sign in at /login in a browser)" if cookie else ""
+        raise unauthorized(f"this needs an API token: send Authorization: Bearer <token>{also}")
     if not svc.token_ok(token):
         raise unauthorized("the API token is not known to this service")
 
@@ -83,13 +86,14 @@ async def validate(request: Request, svc: Service = Depends(reader)) -> Response
     responses={202: {"description": "A job was started; poll its address"}, **_ERRORS},
     openapi_extra=_BODY,
 )
-async def upload(request: Request, svc: Service = Depends(writer)) -> JSONResponse:
+async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
     items = await read_items(request, svc.settings.max_record)
     if len(items) > svc.settings.job_threshold:
         job = svc.submit(items)
         href = f"/api/v1/jobs/{job.id}"
         return JSONResponse({**job.as_dict(), "href": href}, status_code=202, headers={"Location": href})
-    return JSONResponse(await run_in_threadpool(svc.upload, items))
+    result = await run_in_threadpool(svc.upload, items)
+    return Response(orjson.dumps(result), media_type="application/json")
 
 
 @router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)
@@ -100,22 +104,42 @@ def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
     return found.as_dict()
 
 
-@router.get("/games/{game_id}", summary="A stored game: its figures, deals and violations")
-def game(game_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
+def _json(found: Any) -> Response:
+    """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
+    return Response(orjson.dumps(found), media_type="application/json")
+
+
+_OBJECT: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
+}
+
+
+@router.get(
+    "/games/{game_id}",
+    summary="A stored game: its figures, deals and violations",
+    response_class=Response,
+    responses=_OBJECT,
+)
+def game(game_id: str, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
-        found = data.game(cur, game_id)
+        found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
-    return found
+    return _json(found)
 
 
-@router.get("/games/{game_id}/deals/{n}", summary="One deal as recorded, with its replayed figures and violations")
-def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> dict[str, Any]:
+@router.get(
+    "/games/{game_id}/deals/{n}",
+    summary="One deal as recorded, with its replayed figures and violations",
+    response_class=Response,
+    responses=_OBJECT,
+)
+def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
-    return found.as_dict()
+    return _json(found.as_dict())
 
 
 @router.get("/players/{player_id:path}", summary="A player's figures and games")

@@ -1,7 +1,10 @@
 """API tokens: given in a file (``--tokens``) or created in the database, kept there as SHA-256 hashes.
 
 A request proves itself with ``Authorization: Bearer <token>`` (the upload
-form sends the token as a form field instead).
+form sends the token as a form field instead). With ``--private`` a browser
+reads the pages after signing in at ``/login``: the token is then kept in the
+:data:`COOKIE` cookie (HttpOnly, SameSite=Strict) and checked like a bearer
+token on every read; writes never take it from the cookie.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import duckdb
 
 from backalley.service.settings import ServiceError
 from backalley.store import Store
+
+#: The cookie holding a signed-in browser's token (reads only, in private mode).
+COOKIE = "backalley_token"
 
 
 def token_hash(token: str) -> str:

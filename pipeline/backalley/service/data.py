@@ -10,6 +10,7 @@ not where the format puts it is shown as missing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -60,43 +61,57 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
 
-def game(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
-    """A stored game: its row, its deals and its violations; ``None`` when it is not stored."""
-    found = _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?", [game_id])
-    if not found:
-        return None
-    g = _json_safe(found[0])
-    g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
-    g["deals"] = [
-        _json_safe(d)
-        for d in _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? ORDER BY deal", [game_id])
-    ]
-    g["violations"] = violations(cur, game_id)
-    g["deal_count"] = _deal_count(cur, game_id)
-    return g
+#: ``text(cur, game_id)``: a stored game's raw text; ``None`` when the game is not stored.
+RecordText = Callable[[duckdb.DuckDBPyConnection, str], bytes | None]
 
 
-def violations(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) -> list[dict[str, Any]]:
-    where = "game_id = ?" + (" AND deal = ?" if deal is not None else "")
-    params: list[Any] = [game_id] if deal is None else [game_id, deal]
-    return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE {where} ORDER BY ordinal", params)
-
-
-def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[Any] | None:
+def record_text(cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
+    """A stored game's raw text, read from the store."""
     row = cur.execute("SELECT raw FROM games WHERE game_id = ?", [game_id]).fetchall()
-    if not row:
+    return str(row[0][0]).encode("utf-8") if row else None
+
+
+def game(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText = record_text) -> dict[str, Any] | None:
+    """A stored game: its row, its deals and its violations; ``None`` when it is not stored.
+
+    ``text`` gives the game's raw text (a cache may stand in for the store).
+    """
+    return games(cur, [game_id], text).get(game_id)
+
+
+def games(
+    cur: duckdb.DuckDBPyConnection, game_ids: list[str], text: RecordText = record_text
+) -> dict[str, dict[str, Any]]:
+    """:func:`game` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
+    ids = [list(dict.fromkeys(game_ids))]
+    among = "game_id IN (SELECT unnest(?::VARCHAR[]))"
+    out: dict[str, dict[str, Any]] = {}
+    for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
+        g = _json_safe(row)
+        g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
+        g["deals"], g["violations"] = [], []
+        out[g["game_id"]] = g
+    for row in _rows(cur, f"SELECT game_id AS _of, {_DEAL_COLUMNS} FROM deals WHERE {among} ORDER BY deal", ids):
+        out[row.pop("_of")]["deals"].append(_json_safe(row))
+    for row in _rows(
+        cur, f"SELECT game_id AS _of, {_VIOLATION_COLUMNS} FROM violations WHERE {among} ORDER BY ordinal", ids
+    ):
+        out[row.pop("_of")]["violations"].append(row)
+    for gid, g in out.items():
+        g["deal_count"] = len(_raw_deals(cur, gid, text) or [])
+    return out
+
+
+def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:
+    raw = text(cur, game_id)
+    if raw is None:
         return None
     try:
-        rec = orjson.loads(row[0][0])
+        rec = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return []
     deals = rec.get("deals") if isinstance(rec, dict) else None
     return deals if isinstance(deals, list) else []
-
-
-def _deal_count(cur: duckdb.DuckDBPyConnection, game_id: str) -> int:
-    deals = _raw_deals(cur, game_id)
-    return len(deals) if deals else 0
 
 
 @dataclass
@@ -153,14 +168,32 @@ def _list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> DealView | None:
-    """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none."""
-    raw = _raw_deals(cur, game_id)
-    g = game_row_players(cur, game_id)
-    if raw is None or g is None or not 1 <= n <= len(raw):
+#: ``game_of(cur, game_id)``: what :func:`game` says of a stored game (a cache may stand in for it).
+GameOf = Callable[[duckdb.DuckDBPyConnection, str], "dict[str, Any] | None"]
+
+
+def deal(
+    cur: duckdb.DuckDBPyConnection,
+    game_id: str,
+    n: int,
+    text: RecordText = record_text,
+    game_of: GameOf | None = None,
+    winners_of: WinnersOf | None = None,
+) -> DealView | None:
+    """Deal ``n`` (1-based position in the record's ``deals``) of a stored game; ``None`` if there is none.
+
+    The game's players, deal rows and violations come from ``game_of`` (by default :func:`game`), its
+    trick winners from ``winners_of`` (by default :func:`trick_winners`).
+    """
+    found_game = game_of(cur, game_id) if game_of is not None else game(cur, game_id, text)
+    raw = _raw_deals(cur, game_id, text) if found_game is not None else None
+    if raw is None or found_game is None or not 1 <= n <= len(raw):
         return None
+    g: dict[str, str | None] = found_game["players"]
+    rows: list[dict[str, Any]] = found_game["deals"]
     d = raw[n - 1] if isinstance(raw[n - 1], dict) else {}
-    found = violations(cur, game_id, n)
+    found = [v for v in found_game["violations"] if v["deal"] == n]
+    winners = winners_of(cur, game_id) if winners_of is not None else trick_winners(cur, [game_id])[game_id]
     swap = _seat_map(d.get("joker_swap"))
     hands = _seat_map(d.get("hands"))
     return DealView(
@@ -181,9 +214,9 @@ def deal(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> DealView | Non
             for s in SEATS
         ],
         bids=_bids(d, g, n, found),
-        tricks=_tricks(cur, game_id, n, d, g, found),
-        result=_result(cur, game_id, n),
-        score=_score(cur, game_id, n),
+        tricks=_tricks(n, d, g, found, winners),
+        result=next((r for r in rows if r["deal"] == n), None),
+        score=_score(rows, n),
         violations=found,
     )
 
@@ -201,25 +234,31 @@ def _bids(
     return out
 
 
-def game_row_players(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, str | None] | None:
+#: The winner of each replayed trick of a game, by ``(deal, trick)``.
+Winners = dict[tuple[int, int], str]
+#: ``winners_of(cur, game_id)``: a stored game's :data:`Winners` (a cache may stand in for the store).
+WinnersOf = Callable[[duckdb.DuckDBPyConnection, str], Winners]
+
+
+def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, Winners]:
+    """The :data:`Winners` of each of ``game_ids`` (empty for a game not stored or without tricks)."""
+    out: dict[str, Winners] = {gid: {} for gid in game_ids}
     rows = cur.execute(
-        "SELECT player_n, player_e, player_s, player_w FROM games WHERE game_id = ?", [game_id]
+        "SELECT game_id, deal, trick, winner FROM tricks WHERE game_id IN (SELECT unnest(?::VARCHAR[]))",
+        [list(out)],
     ).fetchall()
-    return dict(zip(SEATS, rows[0], strict=True)) if rows else None
+    for gid, deal_n, trick, winner in rows:
+        out[gid][(deal_n, trick)] = winner
+    return out
 
 
 def _tricks(
-    cur: duckdb.DuckDBPyConnection,
-    game_id: str,
     n: int,
     d: dict[str, Any],
     players: dict[str, str | None],
     found: list[dict[str, Any]],
+    winners: Winners,
 ) -> list[Trick]:
-    winners = {
-        r[0]: r[1]
-        for r in cur.execute("SELECT trick, winner FROM tricks WHERE game_id = ? AND deal = ?", [game_id, n]).fetchall()
-    }
     recorded = _list(d.get("tricks"))
     out: list[Trick] = []
     for t, trick in enumerate(recorded, 1):
@@ -230,7 +269,7 @@ def _tricks(
         plays = [
             Play(SEATS[(start + k) % 4], players.get(SEATS[(start + k) % 4]), _text(c)) for k, c in enumerate(cards)
         ]
-        winner = winners.get(t)
+        winner = winners.get((n, t))
         out.append(Trick(t, leader, plays, winner, players.get(winner) if winner else None))
     for v in found:
         m = _CARD_PATH.match(v["path"] or "")
@@ -246,16 +285,12 @@ def _tricks(
     return out
 
 
-def _result(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, Any] | None:
-    rows = _rows(cur, f"SELECT {_DEAL_COLUMNS} FROM deals WHERE game_id = ? AND deal = ?", [game_id, n])
-    return rows[0] if rows else None
-
-
-def _score(cur: duckdb.DuckDBPyConnection, game_id: str, n: int) -> dict[str, int] | None:
-    row = cur.execute(
-        "SELECT sum(points_ns), sum(points_ew), count(*) FROM deals WHERE game_id = ? AND deal <= ?", [game_id, n]
-    ).fetchall()[0]
-    return None if not row[2] or row[0] is None else {"NS": int(row[0]), "EW": int(row[1])}
+def _score(rows: list[dict[str, Any]], n: int) -> dict[str, int] | None:
+    """The running score after deal ``n`` (the deals' points summed, as SQL's ``sum`` skips nulls)."""
+    upto = [r for r in rows if r["deal"] <= n]
+    ns = [r["points_ns"] for r in upto if r["points_ns"] is not None]
+    ew = [r["points_ew"] for r in upto if r["points_ew"] is not None]
+    return {"NS": int(sum(ns)), "EW": int(sum(ew))} if ns else None
 
 
 def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | None:

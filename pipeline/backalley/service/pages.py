@@ -17,6 +17,7 @@ from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.service import data
 from backalley.service.api import reader
+from backalley.service.auth import COOKIE
 from backalley.service.bodies import MULTIPART, form_file, media_type, records
 from backalley.service.problems import Problem, unauthorized
 from backalley.service.state import Service
@@ -81,11 +82,45 @@ async def upload(request: Request) -> HTMLResponse:
     return render("index.html", result=result)
 
 
+def _local(path: str) -> str:
+    """``path`` if it is a path of this site, else ``/`` (a sign-in never sends the browser elsewhere)."""
+    ok = path.startswith("/") and not path.startswith("//") and "\\" not in path and all(c >= " " for c in path)
+    return path if ok else "/"
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_form(next: str = "/") -> HTMLResponse:
+    return render("login.html", next=_local(next), message=None)
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request) -> Response:
+    """Check the token and keep it in an HttpOnly cookie; then back to the page asked for."""
+    svc: Service = request.app.state.service
+    try:
+        form = await request.form()
+    except Exception:  # a malformed form is the client's error, answered as such
+        raise Problem(400, "malformed form body") from None
+    token, target = str(form.get("token") or "").strip(), _local(str(form.get("next") or "/"))
+    if not await run_in_threadpool(svc.token_ok, token or None):
+        return render("login.html", 401, next=target, message="This token is not known to this service.")
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+    return response
+
+
+@router.post("/logout")
+def logout() -> Response:
+    response = RedirectResponse("/", status_code=303)
+    response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
 @router.get("/games/{game_id}", response_class=HTMLResponse)
 def game(game_id: str, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.game(cur, game_id)
+        found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
     return render("game.html", g=found)
@@ -95,7 +130,7 @@ def game(game_id: str, request: Request) -> HTMLResponse:
 def deal(game_id: str, n: int, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n)
+        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return render("deal.html", d=found)

@@ -20,6 +20,9 @@ METRICS_MAX_AGE = 10.0
 #: See :attr:`Settings.memory_limit`: with ingest's 96 MB, stores of uploads failed out of
 #: memory while the players' figures were computed (benchmarks/service_load.py).
 MEMORY_LIMIT = "512MB"
+#: Compressed bytes of stored records' texts kept in memory for the game and deal pages
+#: (about 6 kB a game: some 10,000 games).
+RECORD_CACHE_BYTES = 64 << 20
 
 
 class ServiceError(ValueError):
@@ -43,6 +46,9 @@ class Settings:
     #: DuckDB's memory cap while an upload is stored. It holds for the whole database, reads
     #: included (the players' figures, pages), so it is larger than ``backalley ingest``'s.
     memory_limit: str = MEMORY_LIMIT
+    #: Memory for the texts of stored records (:class:`~backalley.service.cache.RecordCache`), and half as
+    #: much for what the game pages show of them.
+    record_cache: int = RECORD_CACHE_BYTES
 
 
 def read_tokens_file(path: Path) -> frozenset[str]:

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import orjson
 
 from backalley.reporting.metrics import Metrics, compute
-from backalley.service import auth
+from backalley.service import auth, data
+from backalley.service.cache import RecordCache
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import Writer
@@ -35,6 +37,8 @@ log = logging.getLogger("backalley.service")
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
+#: Games of one upload whose pages are read into memory as soon as they are stored.
+PREPARE_PAGES = 2_000
 
 
 @dataclass
@@ -71,7 +75,14 @@ class Service:
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
+        #: Reads the pages' data of stored games after the upload is answered (see :meth:`_prepare_pages`).
+        self._pages = ThreadPoolExecutor(1, thread_name_prefix="backalley-pages")
         self.replays = Replays(self.settings.workers)
+        self.records = RecordCache(self.settings.record_cache)
+        #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
+        self.games = RecordCache(self.settings.record_cache // 2)
+        #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
+        self.winners = RecordCache(self.settings.record_cache // 4)
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
         #: (generation, time computed, figures)
         self._metrics: tuple[int, float, Metrics] | None = None
@@ -80,6 +91,7 @@ class Service:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pages.shutdown(wait=True, cancel_futures=True)
         self._writer.close()
         self.replays.close()
         with self.lock:
@@ -94,6 +106,25 @@ class Service:
             yield cur
         finally:
             cur.close()
+
+    def record_text(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
+        """A stored game's raw text (:data:`backalley.service.data.RecordText`), from memory when it can."""
+        return self.records.get(game_id, lambda gid: data.record_text(cur, gid))
+
+    def game_data(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[str, Any] | None:
+        """A stored game's figures, deals and violations (:func:`backalley.service.data.game`), from memory when it can."""
+
+        def load(gid: str) -> bytes | None:
+            found = data.game(cur, gid, self.record_text)
+            return None if found is None else orjson.dumps(found)
+
+        text = self.games.get(game_id, load)
+        return None if text is None else dict(orjson.loads(text))
+
+    def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
+        """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
+        text = self.winners.get(game_id, lambda gid: _winners_json(data.trick_winners(cur, [gid])[gid]))
+        return {(d, t): w for d, t, w in orjson.loads(text or b"[]")}
 
     def token_ok(self, token: str | None) -> bool:
         with self.reader() as cur:
@@ -123,10 +154,48 @@ class Service:
         fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
-        for (_, report), (what, message) in zip(built, fates, strict=True):
+        stored: list[str] = []
+        for item, (b, report), (what, message) in zip(items, built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
+            if what == "stored" and b.game_id is not None:
+                self._remember(b.game_id, item.raw)
+                stored.append(b.game_id)
             results.append({"fate": what, "message": message or None, "report": report})
+        if stored:
+            self._pages.submit(self._prepare_pages, stored)
         return {"records": len(items), "fates": counts, "results": results}
+
+    def pages_prepared(self) -> None:
+        """Wait until the pages' data of every upload answered so far are in memory."""
+        self._pages.submit(lambda: None).result()
+
+    def _prepare_pages(self, game_ids: list[str]) -> None:
+        """Read what the pages of the games just stored show, for all of them at once (a page then reads nothing).
+
+        It runs on a thread of its own once the upload is answered: a page asked for
+        before it is done reads the store, as for any game not in memory.
+
+        Of a large upload (a job), only the last :data:`PREPARE_PAGES` games.
+        """
+        game_ids = game_ids[-PREPARE_PAGES:]
+        if not game_ids or self.games.budget <= 0:
+            return
+        try:
+            with self.reader() as cur:
+                for gid, g in data.games(cur, game_ids, self.record_text).items():
+                    self.games.put(gid, orjson.dumps(g))
+                for gid, w in data.trick_winners(cur, game_ids).items():
+                    self.winners.put(gid, _winners_json(w))
+        except duckdb.Error:  # only a cache: the pages read the store when asked
+            log.exception("reading the pages of %d stored games failed", len(game_ids))
+
+    def _remember(self, game_id: str, raw: bytes) -> None:
+        """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        self.records.put(game_id, raw)
 
     def submit(self, items: list[Item]) -> Job:
         """Store ``items`` in the background (one job at a time, in order of submission)."""
@@ -189,3 +258,7 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+def _winners_json(winners: data.Winners) -> bytes:
+    return orjson.dumps([[d, t, w] for (d, t), w in winners.items()])

@@ -1,12 +1,14 @@
-"""The one thread that stores uploads: uploads waiting for it are stored together, in one ingest.
+"""The one thread that stores uploads: uploads waiting for it are stored together, in one transaction.
 
 Each upload arrives replayed (its rows built); the writer takes the first one
 waiting and every other one waiting behind it (up to :data:`GROUP_RECORDS`
-records), and stores them with one call of
-:func:`backalley.ingest.ingest_items`, in arrival order, so that several small
-uploads share the fixed cost of a run (its row, its transactions) instead of
-paying it each. The answer is as if they had come one after the other: a game
-sent twice in the group is stored once, the second time a duplicate.
+records), and stores them in one transaction of a long-lived ingest run
+(:class:`backalley.ingest.Session`, the same code as ``backalley ingest``), in
+arrival order, so that several small uploads share the fixed cost of a commit
+instead of paying it each (group commit). The answer is as if they had come one
+after the other: a game sent twice in the group is stored once, the second time
+a duplicate. When a group fails, each of its uploads is stored again alone, so
+that one bad upload does not take the others' records with it.
 """
 
 from __future__ import annotations
@@ -17,14 +19,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from backalley.ingest import ingest_items
+from backalley.ingest import Session
 from backalley.rows import Built
 from backalley.sources import Item
 from backalley.store import Store
 
 log = logging.getLogger("backalley.service")
 
-#: Records stored together at most (an upload larger than this is stored alone).
+#: Records stored together at most, and records per transaction: an upload larger than this is
+#: stored alone, in transactions of this many records (as ``backalley ingest`` stores a file).
 GROUP_RECORDS = 2_048
 
 
@@ -44,6 +47,7 @@ class Writer:
         self.memory_limit = memory_limit
         self.lock = lock
         self.after = after
+        self.session: Session | None = None
         self.queue: queue.Queue[_Upload | None] = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="backalley-writer", daemon=True)
         self.thread.start()
@@ -60,29 +64,61 @@ class Writer:
         return up.fates
 
     def close(self) -> None:
+        """Store what is waiting, then end the ingest run."""
         self.queue.put(None)
         self.thread.join()
+        with self.lock:
+            if self.session is not None:
+                self.session.close()
+                self.session = None
 
     def _loop(self) -> None:
+        held: _Upload | None = None  # taken from the queue, but too large for the group before it
         stop = False
-        while not stop:
-            first = self.queue.get()
+        while not stop or held is not None:
+            first = held if held is not None else self.queue.get()
+            held = None
             if first is None:
                 return
             group, records = [first], len(first.items)
-            while records < GROUP_RECORDS:
+            while records < GROUP_RECORDS and not stop:
                 try:
                     nxt = self.queue.get_nowait()
                 except queue.Empty:
                     break
                 if nxt is None:
                     stop = True
+                elif records + len(nxt.items) > GROUP_RECORDS:
+                    held = nxt
                     break
-                group.append(nxt)
-                records += len(nxt.items)
-            self._store(group)
+                else:
+                    group.append(nxt)
+                    records += len(nxt.items)
+            try:
+                self._store(group)
+            finally:
+                for up in group:
+                    up.done.set()
 
     def _store(self, group: list[_Upload]) -> None:
+        """Store the group in one transaction; if that fails, each upload alone (each hears its own error)."""
+        try:
+            self._commit(group)
+            return
+        except BaseException as exc:  # the group is stored again, upload by upload
+            if len(group) == 1:
+                log.error("storing %d records failed: %s", len(group[0].items), exc)
+                group[0].error = exc
+                return
+        for up in group:
+            up.fates.clear()
+            try:
+                self._commit([up])
+            except BaseException as exc:  # this upload's answer is its error
+                log.error("storing %d records failed: %s", len(up.items), exc)
+                up.error = exc
+
+    def _commit(self, group: list[_Upload]) -> None:
         owner = {id(it): up for up in group for it in up.items}
         built = {k: b for up in group for k, b in up.built.items()}
 
@@ -92,25 +128,15 @@ class Writer:
             if up.progress is not None:
                 up.progress(len(up.fates))
 
-        items = [it for up in group for it in up.items]
-        sources = sorted({it.source for it in items})
-        try:
-            with self.lock:
-                ingest_items(
-                    self.store,
-                    items,
-                    [f"backalley serve: {', '.join(sources)}"],
-                    files=len(sources),
-                    fate=fate,
-                    checkpoint=False,
-                    build=lambda it: built[id(it)],
-                    memory_limit=self.memory_limit,
+        with self.lock:
+            if self.session is None or self.session.failed:
+                self.session = Session(
+                    self.store, ["backalley serve"], memory_limit=self.memory_limit, transaction=GROUP_RECORDS
                 )
-                self.after()
-        except BaseException as exc:  # every upload of the group hears it; the writer goes on
-            log.error("storing %d records failed: %s", len(items), exc)
-            for up in group:
-                up.error = exc
-        finally:
-            for up in group:
-                up.done.set()
+            try:
+                self.session.store_group([it for up in group for it in up.items], fate, build=lambda it: built[id(it)])
+            except BaseException:
+                for up in group:
+                    up.fates.clear()
+                raise
+            self.after()

@@ -1,0 +1,186 @@
+"""The service's writer: uploads stored together (one ingest session, a transaction per group), each with its own fate."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from backalley.ingest import Session
+from backalley.rows import build_item
+from backalley.service import data
+from backalley.service.cache import RecordCache
+from backalley.service.settings import Settings
+from backalley.service.state import Service
+from backalley.sources import Item
+from backalley.store import Store, StoreError
+from tests.service_games import line, record
+
+
+def item(game_id: str, seed: int = 1, n: int = 1, **changes: Any) -> Item:
+    return Item("upload", n, line({**record(game_id, seed=seed), **changes}).encode())
+
+
+def runs(store: Store) -> list[tuple[Any, ...]]:
+    return store.con.execute(
+        "SELECT status, records, inserted, duplicates, conflicts, rejected FROM ingest_runs ORDER BY run_id"
+    ).fetchall()
+
+
+def count(store: Store, table: str) -> int:
+    return int(store.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+
+
+def store_group(session: Session, items: list[Item]) -> list[str]:
+    fates: list[str] = []
+    session.store_group(items, lambda _it, what, _msg: fates.append(what))
+    return fates
+
+
+def test_a_session_stores_groups_in_one_run(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        session = Session(store, ["backalley serve"])
+        assert store_group(session, [item("a"), item("b", seed=2, n=2)]) == ["stored", "stored"]
+        assert runs(store) == [("running", 2, 2, 0, 0, 0)]  # committed with the group
+        later = [item("a"), item("b", seed=3, n=2), Item("upload", 3, b"not json")]
+        assert store_group(session, later) == ["duplicate", "conflict", "rejected"]
+        session.close()
+        assert runs(store) == [("finished", 5, 2, 1, 1, 1)]
+        assert (count(store, "games"), count(store, "rejects")) == (2, 2)
+
+
+def test_a_failed_group_is_rolled_back_and_ends_the_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        session = Session(store, ["backalley serve"])
+        store_group(session, [item("a")])
+        real = Store.insert_batch
+
+        def failing(self: Store, table: str, data: pa.Table) -> int:
+            if table == "deals":
+                raise duckdb.IOException("disk full")
+            return real(self, table, data)
+
+        monkeypatch.setattr(Store, "insert_batch", failing)
+        with pytest.raises(StoreError, match="disk full"):
+            store_group(session, [item("b", seed=2)])
+        assert session.failed
+        with pytest.raises(StoreError, match="failed earlier"):
+            store_group(session, [item("c", seed=3)])
+        assert count(store, "games") == 1  # b's game row was inserted, then rolled back
+        assert runs(store) == [("failed", 1, 1, 0, 0, 0)]
+
+
+def test_a_large_group_commits_every_transaction(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.duckdb") as store:
+        session = Session(store, ["backalley serve"], transaction=1)
+        items = [item(f"g{k}", seed=k, n=k) for k in range(3)]
+        assert store_group(session, items) == ["stored"] * 3
+        session.close()
+        assert count(store, "games") == 3
+
+
+def test_uploads_stored_together_each_get_their_own_fate_and_a_bad_one_loses_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group that fails is stored again upload by upload: only the upload the database refuses fails."""
+    real = Store.insert_batch
+    groups: list[list[str]] = []
+    real_group = Session.store_group
+
+    def refusing(self: Store, table: str, data: pa.Table) -> int:
+        if table == "games" and "poison" in data.column("game_id").to_pylist():
+            raise duckdb.ConstraintException("refused")
+        return real(self, table, data)
+
+    def spying(self: Session, items: Any, *args: Any, **kwargs: Any) -> None:
+        groups.append([build_item(it).game_id or "" for it in items])
+        real_group(self, items, *args, **kwargs)
+
+    monkeypatch.setattr(Store, "insert_batch", refusing)
+    monkeypatch.setattr(Session, "store_group", spying)
+    svc = Service(Settings(db=tmp_path / "s.duckdb"))
+    answers: dict[str, Any] = {}
+
+    def send(name: str, items: list[Item]) -> None:
+        try:
+            answers[name] = svc.upload(items)
+        except StoreError as exc:
+            answers[name] = exc
+
+    uploads = {
+        "first": [item("x1")],
+        "second": [item("shared", seed=2), item("y2", seed=3, n=2)],
+        "bad": [item("shared", seed=2), item("poison", seed=4, n=2)],
+    }
+    writer = svc._writer
+    taken = threading.Event()
+    real_commit = writer._commit
+
+    def commit(group: Any) -> None:
+        taken.set()
+        real_commit(group)
+
+    monkeypatch.setattr(writer, "_commit", commit)
+    threads = {name: threading.Thread(target=send, args=(name, items)) for name, items in uploads.items()}
+    with svc.lock:
+        threads["first"].start()
+        assert taken.wait(30)  # the writer holds the first upload and waits for the lock
+        for k, name in enumerate(("second", "bad"), 1):
+            threads[name].start()
+            while writer.queue.qsize() < k:
+                time.sleep(0.01)
+    for t in threads.values():
+        t.join()
+    # second and bad were stored together, then (after the failure) each alone
+    assert groups == [["x1"], ["shared", "y2", "shared", "poison"], ["shared", "y2"], ["shared", "poison"]]
+    assert answers["first"]["fates"]["stored"] == 1
+    assert [r["fate"] for r in answers["second"]["results"]] == ["stored", "stored"]
+    assert isinstance(answers["bad"], StoreError)
+    with svc.reader() as cur:
+        stored = {r[0] for r in cur.execute("SELECT game_id FROM games").fetchall()}
+    assert stored == {"x1", "shared", "y2"}
+    svc.close()
+
+
+def test_record_cache_keeps_the_newest_within_its_budget() -> None:
+    cache = RecordCache(budget=3_000)
+    texts = {f"g{k}": (f"{k}" * 5_000).encode() + bytes(range(256)) for k in range(10)}
+    loads: list[str] = []
+
+    def load(gid: str) -> bytes | None:
+        loads.append(gid)
+        return texts.get(gid)
+
+    for gid, text in texts.items():
+        cache.put(gid, text)
+    assert 0 < len(cache) < 10 and cache.size <= 3_000
+    assert cache.get("g9", load) == texts["g9"] and loads == []  # the newest is kept
+    assert cache.get("g0", load) == texts["g0"] and loads == ["g0"]  # the oldest went, and is read again
+    assert cache.get("g0", load) == texts["g0"] and loads == ["g0"]
+    assert cache.get("nope", load) is None and "nope" not in [k for k in cache._entries]
+    assert len(RecordCache(0)) == 0
+
+
+def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Path) -> None:
+    items = [item("c1"), item("c2", seed=5, n=2)]
+    answers = []
+    for budget in (0, 1 << 20):
+        svc = Service(Settings(db=tmp_path / f"c{budget}.duckdb", record_cache=budget))
+        svc.upload(items)
+        svc.pages_prepared()  # kept as they were stored
+        assert len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
+        with svc.reader() as cur:
+            for _ in range(2):  # read, then (with a cache) read again from memory
+                game = svc.game_data(cur, "c2") or {}
+                game.pop("ingested_at")
+                answers.append((game, data.deal(cur, "c2", 2, svc.record_text, svc.game_data, svc.trick_winners)))
+        svc.close()
+    assert all(a == answers[0] for a in answers) and answers[0][0]["deal_count"] == 3 and answers[0][1] is not None
+    assert answers[0][1].tricks[0].winner in ("N", "E", "S", "W")
+    with Store.open(tmp_path / "c0.duckdb") as store:  # and what the command line shows, read from the store
+        assert data.deal(store.con, "c2", 2) == answers[0][1]
