@@ -10,12 +10,17 @@ of them (swapped cards, leaders, bids, results, scores, hands).
 from __future__ import annotations
 
 import gzip
+import importlib
 from pathlib import Path
 
 import pytest
 
 from backalley.sources import read
-from backalley.validate import check_items
+from backalley.validate import check, check_items
+
+REPLAY = importlib.import_module("backalley.replay")
+#: The replay with its optional C trick loop (when built) and without it (pure Python).
+PATHS = ["c-loop", "python-loop"]
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -32,7 +37,18 @@ def golden_chunks() -> list[bytes]:
     return lines
 
 
-def test_samples_and_generated_reports_are_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def use_path(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "python-loop":
+        monkeypatch.setattr(REPLAY, "_fastplay", None)
+    elif REPLAY._fastplay is None:
+        pytest.skip("the C trick loop is not built (pure-Python install)")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_samples_and_generated_reports_are_unchanged(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_path(path, monkeypatch)
     monkeypatch.chdir(ROOT)
     got = [reports(p) for p in SAMPLES]
     (tmp_path / "generated.jsonl").write_bytes(gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()))
@@ -54,3 +70,16 @@ def test_generated_set_covers_every_ruleset_and_many_codes() -> None:
     inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes())
     for name in (b'"pereulok"', b'"bab-online"', b'"no_partnerships"', b'"short_deck"'):
         assert name in inputs
+
+
+def test_c_loop_and_python_loop_give_the_same_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field the store reads (winners, leaders, cards, trump broken), not only the report."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C trick loop is not built (pure-Python install)")
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    fast = [check(raw) for raw in inputs]
+    monkeypatch.setattr(REPLAY, "_fastplay", None)
+    slow = [check(raw) for raw in inputs]
+    assert sum(len(d.cards) for r in fast for d in r.deals) > 10_000
+    for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
+        assert a == b, f"generated record {i + 1}"

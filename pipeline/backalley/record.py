@@ -128,7 +128,7 @@ DateTime = Annotated[str, AfterValidator(_check_datetime), Field(json_schema_ext
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 #: A player id as given (1-64 characters, checked before normalisation), then in NFC.
@@ -211,6 +211,7 @@ class GameRecord(_Strict):
         strict=True,
         extra="forbid",
         frozen=True,
+        defer_build=True,
         title="Back Alley game record v1",
         json_schema_extra={"$id": SCHEMA_ID},
     )
@@ -518,7 +519,7 @@ class _RecordV2(_Strict):
 class StandardRecordV2(_RecordV2):
     """Ruleset ``standard`` with house options (a plain standard record is version 1)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="standard with options")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="standard with options")
     ruleset: Literal["standard"]
     options: Options | None = None
     deals: list[StandardDealV2]
@@ -529,7 +530,7 @@ class StandardRecordV2(_RecordV2):
 class PereulokRecordV2(_RecordV2):
     """Ruleset ``pereulok``: a match of 2 games, with or without options."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="pereulok")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="pereulok")
     ruleset: Literal["pereulok"]
     options: Options | None = None
     deals: list[PereulokDeal]
@@ -540,7 +541,7 @@ class PereulokRecordV2(_RecordV2):
 class BabOnlineRecordV2(_RecordV2):
     """Ruleset ``bab-online``: 13 deals 12→1→13, no options."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="bab-online")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="bab-online")
     ruleset: Literal["bab-online"]
     deals: list[BabOnlineDeal]
 

@@ -11,6 +11,7 @@ collected, and after a bad play the recorded card counts as played.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -36,6 +37,7 @@ from backalley.record import (
 )
 from backalley.rules import RULESETS as RULESET_CLASSES
 from backalley.rules import Bid, Contracts, Ruleset, find_ruleset
+from backalley.rules.base import FREE, HIGHEST_TRUMP
 
 AnyDeal = FastDeal | FastDealV2
 
@@ -648,11 +650,22 @@ def _tricks(
     must_by_led = tab.follow_by_led[trump]
     key_by_led = tab.win_key_by_led[trump]
     special = tab.special_lead[trump]
-    cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks])))
-    outcome.cards = cards
+    forced = tab.forced_by_led[trump]
+    start = 0
+    if _fastplay is not None:  # the regular tricks from the first, in C; the rest below
+        table, sides = _packed(rules, trump)
+        start, broken, expected_leader = _fastplay.play(
+            tricks, hand, won, outcome.cards, leaders, winners, broken_before, table, _NAMES, sides,
+            expected_leader, exempt, broken,
+        )  # fmt: skip
+        if start == len(tricks):
+            return won
+    rest = tricks[start:] if start else tricks
+    cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in rest])))
+    outcome.cards += cards
     flat = iter(cards)
     # (A zip over a separate leaders list here runs 30% slower once compiled.)
-    for j, (t, c0, c1, c2, c3) in enumerate(zip(tricks, flat, flat, flat, flat, strict=False)):
+    for j, (t, c0, c1, c2, c3) in enumerate(zip(rest, flat, flat, flat, flat, strict=False), start):
         leader = si[t.leader]
         leaders.append(leader)
         if expected_leader >= 0 and leader != expected_leader:
@@ -670,7 +683,7 @@ def _tricks(
             and (b2 & must or not h2 & must)
             and (b3 & must or not h3 & must)
             and (broken or not is_trump[c0] or not h0 & not_trumps or exempt >> leader & 1)
-            and not special[c0]
+            and (not special[c0] or _forced_ok(forced[c0], ~not_trumps, h1, b1, h2, b2, h3, b3))
         ):  # the usual case: a legal trick (the ruleset's legal_leads/legal_follows, as tables)
             hand[leader], hand[s1], hand[s2], hand[s3] = h0 ^ b0, h1 ^ b1, h2 ^ b2, h3 ^ b3
         else:
@@ -686,6 +699,65 @@ def _tricks(
             broken = is_trump[c0] or is_trump[c1] or is_trump[c2] or is_trump[c3]
         expected_leader = w
     return won
+
+
+try:
+    from backalley import _fastplay
+except ImportError:  # no C build (BACKALLEY_PURE_PYTHON=1, or no compiler): the Python loop does it all
+    _fastplay = None  # type: ignore[assignment]
+
+
+#: Card names (two characters) and seat names (one) -> index + 1, for ``_fastplay``.
+def _names_table() -> bytes:
+    out = bytearray(128 * 128)
+    for name, i in chain(CARD_INDEX.items(), SEAT_INDEX.items()):
+        code = name.encode("ascii")
+        out[code[0] << 7 | code[1] if len(code) == 2 else code[0]] = i + 1
+    return bytes(out)
+
+
+_NAMES = _names_table()
+_PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}
+
+
+def _packed(rules: Ruleset, trump: int) -> tuple[bytes, bytes]:
+    """The ruleset's fast tables for ``trump`` as ``_fastplay`` reads them, and its sides, built once."""
+    got = _PACKED.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _PACKED[id(rules)] = (rules, tuple(_pack(rules, t) for t in range(NO_TRUMP + 1)))
+    return got[1][trump]
+
+
+def _pack(rules: Ruleset, trump: int) -> tuple[bytes, bytes]:
+    tab = rules.tables
+    values = [
+        tab.trump_mask[trump],
+        *(int(x) for x in tab.is_trump[trump]),
+        *tab.follow_by_led[trump],
+        *chain.from_iterable(tab.forced_by_led[trump]),
+        *chain.from_iterable(tab.win_key_by_led[trump]),
+    ]
+    return array("q", values).tobytes(), bytes(rules.side_of)
+
+
+def _forced_ok(
+    kinds: tuple[int, int, int, int], tmask: int, h1: int, b1: int, h2: int, b2: int, h3: int, b3: int
+) -> bool:
+    """Whether each follower played the trump a special lead forces (the ruleset's ``legal_follows``)."""
+    return (
+        _forced_one(kinds[1], tmask, h1, b1)
+        and _forced_one(kinds[2], tmask, h2, b2)
+        and _forced_one(kinds[3], tmask, h3, b3)
+    )
+
+
+def _forced_one(kind: int, tmask: int, h: int, b: int) -> bool:
+    trumps = h & tmask
+    if kind == FREE or not trumps:
+        return True  # (following suit is checked with the other follows)
+    if kind == HIGHEST_TRUMP:
+        return b == 1 << (trumps.bit_length() - 1)
+    return b == trumps & -trumps
 
 
 def _leader_fault(di: int, j: int, leader: int, expected: int) -> Violation:
