@@ -83,3 +83,15 @@ def test_c_loop_and_python_loop_give_the_same_replay(monkeypatch: pytest.MonkeyP
     assert sum(len(d.cards) for r in fast for d in r.deals) > 10_000
     for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
         assert a == b, f"generated record {i + 1}"
+
+
+@pytest.mark.parametrize(("source", "line"), [("a.jsonl", 3), ('dir/"quoted" ünï\\code.json', None), ("", 0)])
+def test_report_bytes_equal_the_report_dict(source: str, line: int | None) -> None:
+    """The report written without dicts (records without violations) is the dict's serialisation, byte for byte."""
+    from backalley.validate import report_bytes, report_json
+
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    replays = [check(raw) for raw in inputs]
+    assert sum(not r.violations for r in replays) > 20
+    for r in replays:
+        assert report_bytes(r, source, line) == report_json(r.report(source, line))

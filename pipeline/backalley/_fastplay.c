@@ -21,6 +21,8 @@
  *   [1 + N + c]              follow mask after a lead of c
  *   [1 + 2N + 4c + p]        forced follow kind of position p after a lead of c
  *   [1 + 6N + N*led + c]     win key of card c in a trick led with `led`
+ * mask(names, table) -> bitmask of a list of distinct card names, or -1.
+ *
  * names: bytes of 128*128: card index + 1 of the two-character name (0: none),
  *        and at [ord(seat)] (single character) the seat index + 1.
  * side_of: bytes of 4.
@@ -152,8 +154,34 @@ done:
     return result;
 }
 
+/* mask(names, table) -> the cards of a list of card names as a bitmask; -1 when a name repeats
+ * or is not a card (the caller then finds which, with its messages). */
+static PyObject *mask(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    Py_buffer names;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &list, &names)) return NULL;
+    long long m = 0;
+    if (names.len != 128 * 128) {
+        PyBuffer_Release(&names);
+        PyErr_SetString(PyExc_ValueError, "_fastplay.mask: a names table of the wrong size");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0, n = PyList_GET_SIZE(list); i < n; i++) {
+        int c = card_of(PyList_GET_ITEM(list, i), (const unsigned char *)names.buf);
+        if (c < 0 || (m >> c) & 1) {
+            m = -1;
+            break;
+        }
+        m |= 1LL << c;
+    }
+    PyBuffer_Release(&names);
+    return PyLong_FromLongLong(m);
+}
+
 static PyMethodDef methods[] = {
     {"play", play, METH_VARARGS, "Replay the regular tricks of a deal from the first (see the module's comment)."},
+    {"mask", mask, METH_VARARGS, "The bitmask of a list of distinct card names, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

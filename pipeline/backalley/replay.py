@@ -425,9 +425,9 @@ def _hand_masks(hands_in: tuple[list[CardName], ...], di: int, add: Add) -> tupl
     seen = 0
     for s in range(4):
         held = hands_in[s]
-        m = sum(map(bit_of, held))
-        if m & seen or m.bit_count() != len(held):  # a repeated card: find it (exact: a sum of
-            m = 0  # distinct bits has no carries, so its popcount equals the count)
+        m = _mask(held)
+        if m < 0 or m & seen:  # a repeated card: find it
+            m = 0
             for k, cs in enumerate(held):
                 bit = bit_of(cs)
                 if (seen | m) & bit:
@@ -456,8 +456,8 @@ def _check_stock(
     bit_of = CARD_BIT.__getitem__
     stock = [CARD_INDEX[c] for c in stock_in[:2]]
     first = 1 if stock and stock[0] == tc else 0
-    m = sum(map(bit_of, stock_in[first:]))
-    if m & seen or m.bit_count() != len(stock_in) - first:
+    m = _mask(stock_in[first:] if first else stock_in)
+    if m < 0 or m & seen:
         m = 0
         for k in range(first, len(stock_in)):
             bit = bit_of(stock_in[k])
@@ -717,6 +717,18 @@ def _names_table() -> bytes:
 
 
 _NAMES = _names_table()
+
+
+def _mask_py(names: list[CardName]) -> int:
+    """The bitmask of distinct card names, or -1 when one repeats (a sum of distinct bits has no carries)."""
+    m = sum(map(CARD_BIT.__getitem__, names))
+    return m if m.bit_count() == len(names) else -1
+
+
+def _mask(names: list[CardName]) -> int:
+    return _mask_py(names) if _fastplay is None else _fastplay.mask(names, _NAMES)  # type: ignore[arg-type]
+
+
 _PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}
 
 
