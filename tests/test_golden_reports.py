@@ -9,13 +9,19 @@ of them (swapped cards, leaders, bids, results, scores, hands).
 
 from __future__ import annotations
 
+import copy
 import gzip
 import importlib
+import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from backalley.sources import read
+from backalley.record import fast_decode_any
+from backalley.replay import schema_violations
+from backalley.sources import parse, read
 from backalley.validate import check, check_items
 
 REPLAY = importlib.import_module("backalley.replay")
@@ -62,8 +68,6 @@ def test_samples_and_generated_reports_are_unchanged(
 
 
 def test_generated_set_covers_every_ruleset_and_many_codes() -> None:
-    import json
-
     text = gzip.decompress((GOLDEN / "reports.jsonl.gz").read_bytes())
     codes = {v["code"] for line in text.splitlines() for v in json.loads(line)["violations"]}
     assert {"NOT_IN_HAND", "REVOKE", "LEADER", "BIG_BLOOPER", "LOWEST_TRUMP", "BORE_LEVEL", "JSON", "SCHEMA"} <= codes
@@ -95,3 +99,82 @@ def test_report_bytes_equal_the_report_dict(source: str, line: int | None) -> No
     assert sum(not r.violations for r in replays) > 20
     for r in replays:
         assert report_bytes(r, source, line) == report_json(r.report(source, line))
+
+
+#: Edits at the format's edges, for the decoders: (path from a deal, value); ``...`` deletes.
+FORMAT_EDITS: list[tuple[tuple[str | int, ...], Any]] = [
+    (("number",), 14),
+    (("number",), 26),
+    (("number",), 0),
+    (("trump",), "S"),
+    (("trump",), "X"),
+    (("trump_card",), ...),
+    (("trump_card",), "1S"),
+    (("joker_swap",), {"seat": "N", "drawn": "AS"}),
+    (("joker_swap",), None),
+    (("bids", 0, "bid"), "board2"),
+    (("bids", 0, "bid"), "board5"),
+    (("bids", 0, "bid"), 2.0),
+    (("bids", 0, "bid"), True),
+    (("result", "tricks"), {"N": 1, "E": 1, "S": 1, "W": 1}),
+    (("result", "points"), {"NS": 1}),
+    (("result",), None),
+    (("stock",), []),
+    (("stock",), ["AS", "ZZ"]),
+    (("hands", "N"), "AS"),
+    (("tricks", 0, "cards"), ["AS", "KS", "QS"]),
+    (("tricks", 0, "leader"), "X"),
+    (("extra",), 1),
+]
+
+
+def edited(rec: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    if rng.random() < 0.2:
+        key = rng.choice(["options", "played_at", "event", "final_score", "format_version", "players"])
+        value = rng.choice([None, [], ["short_deck", "short_deck"], "2026-02-30T10:00:00Z", 2, {"NS": 1}, "x" * 129])
+        rec[key] = value
+        return rec
+    deals = rec.get("deals")
+    if not isinstance(deals, list) or not deals or not isinstance(deals[0], dict):
+        return rec
+    path, value = rng.choice(FORMAT_EDITS)
+    target: Any = rng.choice(deals)
+    for part in path[:-1]:
+        try:
+            target = target[part]
+        except (KeyError, IndexError, TypeError):
+            return rec
+    if isinstance(target, dict):
+        if value is ...:
+            target.pop(path[-1], None)
+        else:
+            target[path[-1]] = value
+    elif isinstance(target, list) and isinstance(path[-1], int) and path[-1] < len(target):
+        target[path[-1]] = value
+    return rec
+
+
+def test_both_decoders_accept_the_same_generated_records() -> None:
+    """The fast decoder accepts a record exactly when pydantic (with the format-2 rules) does."""
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    rng = random.Random(16)
+    records = [json.loads(raw) for raw in inputs if raw.startswith(b"{") and json_ok(raw)]
+    cases = [json.dumps(r).encode() for r in records]
+    cases += [json.dumps(edited(r, rng)).encode() for r in records for _ in range(2)]
+    accepted = 0
+    for raw in cases:
+        value, error = parse(raw)
+        by_pydantic = error is None and isinstance(value, dict) and not schema_violations(value)
+        fast = fast_decode_any(raw) is not None
+        assert fast == by_pydantic, raw[:300]
+        accepted += fast
+    assert 0.2 * len(cases) < accepted < 0.9 * len(cases)
+
+
+def json_ok(raw: bytes) -> bool:
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
