@@ -311,7 +311,11 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
     for spec in (s for s in args.rulesets.split(",") if s):
         path = ruleset_file(work, spec, args.games, args.seed)
         games, plays = count_plays(path)
+        one = work / f"one-{spec}.jsonl"  # start-up: the whole command on one record
+        with path.open("rb") as fh:
+            one.write_bytes(fh.readline())
         cmds = {
+            "startup": [*BACKALLEY, "validate", "--json", "--workers", "1", str(one)],
             "parse": [sys.executable, "-c", PARSE_ONLY, str(path)],
             "validate": [*BACKALLEY, "validate", "--json", "--workers", "1", str(path)],
         }
@@ -327,8 +331,10 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
         w = {k: statistics.median(v) for k, v in wall.items()}
         c = {k: statistics.median(v) for k, v in cpu.items()}
         row: dict[str, Any] = {"games": games, "plays": plays, "wall_s": w, "cpu_s": c}
+        row["startup_share"] = round(w["startup"] / w["validate"], 3)
+        row["startup_cpu_share"] = round(c["startup"] / c["validate"], 3)
         for k in cmds:
-            if k != "parse":
+            if k not in ("parse", "startup"):
                 row[f"{k}_ratio"] = round(w["parse"] / w[k], 3)
                 row[f"{k}_cpu_ratio"] = round(c["parse"] / c[k], 3)
                 row[f"{k}_plays_per_s"] = round(plays / w[k])
@@ -341,6 +347,7 @@ def rulesets_line(spec: str, row: dict[str, Any]) -> str:
     line = (
         f"{spec[:40]:<40} ratio {row['validate_ratio']:.2f} (CPU {row['validate_cpu_ratio']:.2f}; target "
         f"{RATIO_TARGET})  {row['validate_plays_per_s'] / 1e6:5.2f} M plays/s"
+        f"  start-up {row['startup_share']:.0%} (CPU {row['startup_cpu_share']:.0%})"
     )
     if "baseline_ratio" in row:
         line += (
@@ -352,7 +359,9 @@ def rulesets_line(spec: str, row: dict[str, Any]) -> str:
 
 def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
     base = any("baseline_ratio" in r for r in rows.values())
-    head = "| ruleset | games | plays/game | × parse limit (target 0.4) | CPU × parse | M plays/s |"
+    head = (
+        "| ruleset | games | plays/game | × parse limit (target 0.4) | CPU × parse | M plays/s | start-up share (CPU) |"
+    )
     head += " baseline × parse | baseline CPU × parse | baseline M plays/s |" if base else ""
     lines = [
         f"validate --json, one core, interleaved with the parse, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}:",
@@ -368,6 +377,7 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             f"{r['validate_ratio']:.2f}",
             f"{r['validate_cpu_ratio']:.2f}",
             f"{r['validate_plays_per_s'] / 1e6:.2f}",
+            f"{r['startup_share']:.0%} ({r['startup_cpu_share']:.0%})",
         ]
         if base:
             cells += [
