@@ -189,15 +189,10 @@ def main() -> None:
 
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    games_file = work / f"games-{args.games}-{args.seed}.jsonl"
-    if not games_file.exists():
-        print(f"simulating {args.games} games -> {games_file} ...", flush=True)
-        subprocess.run(
-            [*BACKALLEY, "simulate", "--games", str(args.games), "--seed", str(args.seed), "--out", str(games_file)],
-            check=True,
-            cwd=ROOT,
-        )
-    games, plays = count_plays(games_file)
+    skip = {s for s in args.skip.split(",") if s}
+    # The standard games of the stages below are the rulesets stage's standard games.
+    games_file = ruleset_file(work, "standard", args.games, args.seed)
+    games, plays = count_plays(games_file) if not skip >= MAIN_STAGES else (0, 0)
     cpus = len(os.sched_getaffinity(0))
     db = work / "bench.duckdb"
     reports = work / "reports"
@@ -219,7 +214,6 @@ def main() -> None:
         ),
         "report": ([*BACKALLEY, "report", "--db", str(db), "--out", str(reports)], False, None),
     }
-    skip = {s for s in args.skip.split(",") if s}
     results: dict[str, dict[str, float]] = {}
     for name, (cmd, pin, before) in stages.items():
         if name in skip:
@@ -280,6 +274,8 @@ def main() -> None:
             print("README.md updated")
 
 
+#: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
+MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
 #: The rulesets stage: every ruleset, and the two that take options with all four of them.
 RULESET_STAGES = (
     "standard",
