@@ -73,4 +73,17 @@ def extensions() -> list[Any]:
     return list(mypycify(paths, opt_level="3", group_name="backalley"))
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
+# --- backalley._fastplay: the replay's trick loop in C (pipeline/backalley/_fastplay.c) ---------
+# Optional like the mypyc modules: skipped with BACKALLEY_PURE_PYTHON=1, and a failed C build
+# installs pure Python (the replay then runs every trick in Python, with the same reports).
+
+
+def fastplay_extensions() -> list[Any]:
+    if os.environ.get("BACKALLEY_PURE_PYTHON") == "1":
+        return []
+    from setuptools import Extension
+
+    return [Extension("backalley._fastplay", ["pipeline/backalley/_fastplay.c"], extra_compile_args=["-O2"])]
+
+
+setup(ext_modules=extensions() + fastplay_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -12,7 +12,15 @@ file, each stage in its own process (the median of ``--reps`` runs):
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
 4. ``report``: ``backalley report`` for the ingested database;
 5. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
-   on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes).
+   on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes);
+6. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
+   games of it, then ``parse`` and ``validate --json --workers 1`` pinned to one core,
+   interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
+   target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side.
+   ``--baseline PATH`` adds the ``validate`` of another install (e.g. main's
+   ``.venv/bin/backalley``) to the same interleaved rounds.  Both wall and CPU seconds
+   (user + system of the process tree) are kept: on a shared machine the CPU ratio is
+   the steadier one.  The load average is recorded with the figures.
 
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
@@ -26,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -92,7 +101,19 @@ def tree_mem_kb(root: int) -> tuple[int, int]:
 
 def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, float]:
     """Run one command; return (seconds, peak tree RSS in MB, peak tree PSS in MB)."""
+    elapsed, peak, peak_pss, _ = run_timed(cmd, pin, stdout)
+    return elapsed, peak, peak_pss
+
+
+def cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run_timed(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tuple[float, float, float, float]:
+    """Run one command; return (seconds, peak tree RSS in MB, peak tree PSS in MB, CPU seconds of the tree)."""
     preexec: Callable[[], None] | None = (lambda: os.sched_setaffinity(0, {0})) if pin else None
+    cpu0 = cpu_children()
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=preexec, cwd=ROOT)
     peak = peak_pss = 0
@@ -115,7 +136,7 @@ def run_stage(cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL) -> tu
     # uncaught error exits with 1 too, and must not pass as a fast run).
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
-    return elapsed, peak / 1024, peak_pss / 1024
+    return elapsed, peak / 1024, peak_pss / 1024, cpu_children() - cpu0
 
 
 def count_plays(path: Path) -> tuple[int, int]:
@@ -158,19 +179,20 @@ def main() -> None:
     ap.add_argument("--readme", action="store_true", help="rewrite the benchmark table in README.md")
     ap.add_argument("--skip", default="", help="comma-separated stages to skip")
     ap.add_argument("--solver-sizes", default="1-9", help="hand sizes for the analyze stage (default 1-9)")
+    ap.add_argument(
+        "--rulesets",
+        default=",".join(RULESET_STAGES),
+        help="comma-separated rulesets for the rulesets stage, NAME or NAME+OPTION+... (default: all five)",
+    )
+    ap.add_argument("--baseline", type=Path, help="another install's backalley command, validated side by side")
     args = ap.parse_args()
 
     work: Path = args.work
     work.mkdir(parents=True, exist_ok=True)
-    games_file = work / f"games-{args.games}-{args.seed}.jsonl"
-    if not games_file.exists():
-        print(f"simulating {args.games} games -> {games_file} ...", flush=True)
-        subprocess.run(
-            [*BACKALLEY, "simulate", "--games", str(args.games), "--seed", str(args.seed), "--out", str(games_file)],
-            check=True,
-            cwd=ROOT,
-        )
-    games, plays = count_plays(games_file)
+    skip = {s for s in args.skip.split(",") if s}
+    # The standard games of the stages below are the rulesets stage's standard games.
+    games_file = ruleset_file(work, "standard", args.games, args.seed)
+    games, plays = count_plays(games_file) if not skip >= MAIN_STAGES else (0, 0)
     cpus = len(os.sched_getaffinity(0))
     db = work / "bench.duckdb"
     reports = work / "reports"
@@ -192,7 +214,6 @@ def main() -> None:
         ),
         "report": ([*BACKALLEY, "report", "--db", str(db), "--out", str(reports)], False, None),
     }
-    skip = {s for s in args.skip.split(",") if s}
     results: dict[str, dict[str, float]] = {}
     for name, (cmd, pin, before) in stages.items():
         if name in skip:
@@ -221,6 +242,7 @@ def main() -> None:
         )
 
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
+    per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
     out = {
@@ -230,12 +252,17 @@ def main() -> None:
         "stages": results,
         "ratio_to_parse": ratio,
         "analyze": analyze,
+        "rulesets": per_ruleset,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
     (ROOT / "benchmarks" / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     table = markdown_table(out)
     print()
     print(table)
+    if per_ruleset:
+        print()
+        print(rulesets_table(per_ruleset, out["load_average"]))
     if args.readme:
         readme = ROOT / "README.md"
         text = readme.read_text(encoding="utf-8")
@@ -245,6 +272,117 @@ def main() -> None:
             _, tail = rest.split(end, 1)
             readme.write_text(f"{head}{start}\n{table}\n{end}{tail}", encoding="utf-8")
             print("README.md updated")
+
+
+#: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
+MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
+#: The rulesets stage: every ruleset, and the two that take options with all four of them.
+RULESET_STAGES = (
+    "standard",
+    "standard+no_jokers+short_deck+spades_trump+no_partnerships",
+    "pereulok",
+    "pereulok+no_jokers+short_deck+spades_trump+no_partnerships",
+    "bab-online",
+)
+#: Issue 16: validate --json on one core at this share of the parse limit, for every ruleset.
+RATIO_TARGET = 0.4
+#: Issue 12: every ruleset but standard validates at this many card plays/s on one core.
+PLAYS_TARGET = 1_000_000
+
+
+def ruleset_file(work: Path, spec: str, games: int, seed: int) -> Path:
+    name, *options = spec.split("+")
+    path = work / f"games-{spec}-{games}-{seed}.jsonl"
+    if not path.exists():
+        print(f"simulating {games} games of {spec} -> {path} ...", flush=True)
+        cmd = [*BACKALLEY, "simulate", "--games", str(games), "--seed", str(seed), "--ruleset", name]
+        cmd += ["--options", ",".join(options)] if options else []
+        subprocess.run([*cmd, "--out", str(path)], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return path
+
+
+def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, Any]]:
+    """Parse and one-core validate of each ruleset's games, interleaved, median of ``--reps`` rounds."""
+    out: dict[str, dict[str, Any]] = {}
+    for spec in (s for s in args.rulesets.split(",") if s):
+        path = ruleset_file(work, spec, args.games, args.seed)
+        games, plays = count_plays(path)
+        one = work / f"one-{spec}.jsonl"  # start-up: the whole command on one record
+        with path.open("rb") as fh:
+            one.write_bytes(fh.readline())
+        cmds = {
+            "startup": [*BACKALLEY, "validate", "--json", "--workers", "1", str(one)],
+            "parse": [sys.executable, "-c", PARSE_ONLY, str(path)],
+            "validate": [*BACKALLEY, "validate", "--json", "--workers", "1", str(path)],
+        }
+        if args.baseline:
+            cmds["baseline"] = [str(args.baseline), "validate", "--json", "--workers", "1", str(path)]
+        wall: dict[str, list[float]] = {k: [] for k in cmds}
+        cpu: dict[str, list[float]] = {k: [] for k in cmds}
+        for _ in range(args.reps):
+            for k, cmd in cmds.items():
+                elapsed, _peak, _pss, used = run_timed(cmd, True)
+                wall[k].append(elapsed)
+                cpu[k].append(used)
+        w = {k: statistics.median(v) for k, v in wall.items()}
+        c = {k: statistics.median(v) for k, v in cpu.items()}
+        row: dict[str, Any] = {"games": games, "plays": plays, "wall_s": w, "cpu_s": c}
+        row["startup_share"] = round(w["startup"] / w["validate"], 3)
+        row["startup_cpu_share"] = round(c["startup"] / c["validate"], 3)
+        for k in cmds:
+            if k not in ("parse", "startup"):
+                row[f"{k}_ratio"] = round(w["parse"] / w[k], 3)
+                row[f"{k}_cpu_ratio"] = round(c["parse"] / c[k], 3)
+                row[f"{k}_plays_per_s"] = round(plays / w[k])
+        out[spec] = row
+        print(rulesets_line(spec, row), flush=True)
+    return out
+
+
+def rulesets_line(spec: str, row: dict[str, Any]) -> str:
+    line = (
+        f"{spec[:40]:<40} ratio {row['validate_ratio']:.2f} (CPU {row['validate_cpu_ratio']:.2f}; target "
+        f"{RATIO_TARGET})  {row['validate_plays_per_s'] / 1e6:5.2f} M plays/s"
+        f"  start-up {row['startup_share']:.0%} (CPU {row['startup_cpu_share']:.0%})"
+    )
+    if "baseline_ratio" in row:
+        line += (
+            f"  | baseline ratio {row['baseline_ratio']:.2f} (CPU {row['baseline_cpu_ratio']:.2f}) "
+            f"{row['baseline_plays_per_s'] / 1e6:5.2f} M plays/s"
+        )
+    return line
+
+
+def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
+    base = any("baseline_ratio" in r for r in rows.values())
+    head = (
+        "| ruleset | games | plays/game | × parse limit (target 0.4) | CPU × parse | M plays/s | start-up share (CPU) |"
+    )
+    head += " baseline × parse | baseline CPU × parse | baseline M plays/s |" if base else ""
+    lines = [
+        f"validate --json, one core, interleaved with the parse, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}:",
+        "",
+        head,
+        "|---|" + "---:|" * (head.count("|") - 2),
+    ]
+    for spec, r in rows.items():
+        cells = [
+            spec,
+            f"{r['games']:,}",
+            f"{r['plays'] / r['games']:.0f}",
+            f"{r['validate_ratio']:.2f}",
+            f"{r['validate_cpu_ratio']:.2f}",
+            f"{r['validate_plays_per_s'] / 1e6:.2f}",
+            f"{r['startup_share']:.0%} ({r['startup_cpu_share']:.0%})",
+        ]
+        if base:
+            cells += [
+                f"{r['baseline_ratio']:.2f}",
+                f"{r['baseline_cpu_ratio']:.2f}",
+                f"{r['baseline_plays_per_s'] / 1e6:.2f}",
+            ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def solver_stage(sizes: str) -> list[dict[str, Any]]:

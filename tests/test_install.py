@@ -98,12 +98,16 @@ def _use_installed(bin_dir: Path, tmp: Path, compiled: bool) -> None:
 def test_compiled_wheel_installs_and_runs(tmp_path: Path) -> None:
     wheel, _ = _build_wheel(tmp_path, {})
     assert _top_level_modules(wheel) <= {"backalley", "backalley__mypyc"}, _top_level_modules(wheel)
+    with zipfile.ZipFile(wheel) as zf:  # the C trick loop is built beside the mypyc modules
+        assert [n for n in zf.namelist() if n.startswith("backalley/_fastplay") and n.endswith(".so")]
     _use_installed(_venv_with(wheel, tmp_path), tmp_path, compiled=True)
 
 
 def test_pure_python_wheel_installs_and_runs(tmp_path: Path) -> None:
     wheel, _ = _build_wheel(tmp_path, {"BACKALLEY_PURE_PYTHON": "1"})
     assert _top_level_modules(wheel) == {"backalley"}
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".so")]
     _use_installed(_venv_with(wheel, tmp_path), tmp_path, compiled=False)
 
 

@@ -128,7 +128,7 @@ DateTime = Annotated[str, AfterValidator(_check_datetime), Field(json_schema_ext
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 #: A player id as given (1-64 characters, checked before normalisation), then in NFC.
@@ -211,6 +211,7 @@ class GameRecord(_Strict):
         strict=True,
         extra="forbid",
         frozen=True,
+        defer_build=True,
         title="Back Alley game record v1",
         json_schema_extra={"$id": SCHEMA_ID},
     )
@@ -518,7 +519,7 @@ class _RecordV2(_Strict):
 class StandardRecordV2(_RecordV2):
     """Ruleset ``standard`` with house options (a plain standard record is version 1)."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="standard with options")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="standard with options")
     ruleset: Literal["standard"]
     options: Options | None = None
     deals: list[StandardDealV2]
@@ -529,7 +530,7 @@ class StandardRecordV2(_RecordV2):
 class PereulokRecordV2(_RecordV2):
     """Ruleset ``pereulok``: a match of 2 games, with or without options."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="pereulok")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="pereulok")
     ruleset: Literal["pereulok"]
     options: Options | None = None
     deals: list[PereulokDeal]
@@ -540,7 +541,7 @@ class PereulokRecordV2(_RecordV2):
 class BabOnlineRecordV2(_RecordV2):
     """Ruleset ``bab-online``: 13 deals 12→1→13, no options."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, title="bab-online")
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="bab-online")
     ruleset: Literal["bab-online"]
     deals: list[BabOnlineDeal]
 
@@ -578,25 +579,51 @@ def v2_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
     except RulesetError as exc:
         return [*out, (("options",), str(exc))]
     sides = rules.sides
+    limits = (name, rules.scored_deals, sides, frozenset(sides))
     for i, d in enumerate(rec.deals):
-        out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, rules.scored_deals, sides, d)]
+        if not _deal_v2_ok(limits, d):
+            out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, rules.scored_deals, sides, d)]
     fs = rec.final_score
     if fs is not None and fs is not msgspec.UNSET and set(fs) != set(sides):
         out.append((("final_score",), _sides_message(sides)))
     return out
 
 
+#: The deal fields each ruleset's records do not have, and the words its bids may be.
+_FORBIDDEN = {"standard": ("trump",), "pereulok": ("trump_card", "joker_swap"), "bab-online": ("trump",)}
+_BID_WORDS = {"standard": ("pass", "board"), "pereulok": ("pass",), "bab-online": ("pass", *BORES)}
+_ABSENT = (None, msgspec.UNSET)
+
+
+def _deal_v2_ok(limits: tuple[str, int, tuple[str, ...], frozenset[str]], d: Any) -> bool:
+    """True when :func:`_deal_v2_problems` finds nothing (the common case, checked without building messages)."""
+    name, deals, _, sides = limits
+    if d.number > deals:
+        return False
+    for fld in _FORBIDDEN[name]:
+        if getattr(d, fld, None) not in _ABSENT:
+            return False
+    if name == "bab-online" and getattr(d, "trump_card", None) in _ABSENT:
+        return False
+    words = _BID_WORDS[name]
+    for b in d.bids:
+        if isinstance(b.bid, str) and b.bid not in words:
+            return False
+    res = d.result
+    return res in _ABSENT or (res.tricks.keys() == sides and res.points.keys() == sides)
+
+
 def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> list[tuple[tuple[int | str, ...], str]]:
     out: list[tuple[tuple[int | str, ...], str]] = []
     if d.number > deals:
         out.append((("number",), f"Input should be less than or equal to {deals}"))
-    forbidden = {"standard": ("trump",), "pereulok": ("trump_card", "joker_swap"), "bab-online": ("trump",)}[name]
+    forbidden = _FORBIDDEN[name]
     for fld in forbidden:
         if getattr(d, fld, None) not in (None, msgspec.UNSET):
             out.append(((fld,), f"{name} records have no {fld}"))
     if name == "bab-online" and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
         out.append((("trump_card",), "Field required"))
-    words = {"standard": ("pass", "board"), "pereulok": ("pass",), "bab-online": ("pass", *BORES)}[name]
+    words = _BID_WORDS[name]
     for k, b in enumerate(d.bids):
         if isinstance(b.bid, str) and b.bid not in words:
             out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))

@@ -11,6 +11,7 @@ collected, and after a bad play the recorded card counts as played.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -36,6 +37,7 @@ from backalley.record import (
 )
 from backalley.rules import RULESETS as RULESET_CLASSES
 from backalley.rules import Bid, Contracts, Ruleset, find_ruleset
+from backalley.rules.base import FREE, HIGHEST_TRUMP
 
 AnyDeal = FastDeal | FastDealV2
 
@@ -423,9 +425,9 @@ def _hand_masks(hands_in: tuple[list[CardName], ...], di: int, add: Add) -> tupl
     seen = 0
     for s in range(4):
         held = hands_in[s]
-        m = sum(map(bit_of, held))
-        if m & seen or m.bit_count() != len(held):  # a repeated card: find it (exact: a sum of
-            m = 0  # distinct bits has no carries, so its popcount equals the count)
+        m = _mask(held)
+        if m < 0 or m & seen:  # a repeated card: find it
+            m = 0
             for k, cs in enumerate(held):
                 bit = bit_of(cs)
                 if (seen | m) & bit:
@@ -454,8 +456,8 @@ def _check_stock(
     bit_of = CARD_BIT.__getitem__
     stock = [CARD_INDEX[c] for c in stock_in[:2]]
     first = 1 if stock and stock[0] == tc else 0
-    m = sum(map(bit_of, stock_in[first:]))
-    if m & seen or m.bit_count() != len(stock_in) - first:
+    m = _mask(stock_in[first:] if first else stock_in)
+    if m < 0 or m & seen:
         m = 0
         for k in range(first, len(stock_in)):
             bit = bit_of(stock_in[k])
@@ -648,11 +650,22 @@ def _tricks(
     must_by_led = tab.follow_by_led[trump]
     key_by_led = tab.win_key_by_led[trump]
     special = tab.special_lead[trump]
-    cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in tricks])))
-    outcome.cards = cards
+    forced = tab.forced_by_led[trump]
+    start = 0
+    if _fastplay is not None:  # the regular tricks from the first, in C; the rest below
+        table, sides = _packed(rules, trump)
+        start, broken, expected_leader = _fastplay.play(
+            tricks, hand, won, outcome.cards, leaders, winners, broken_before, table, _NAMES, sides,
+            expected_leader, exempt, broken,
+        )  # fmt: skip
+        if start == len(tricks):
+            return won
+    rest = tricks[start:] if start else tricks
+    cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in rest])))
+    outcome.cards += cards
     flat = iter(cards)
     # (A zip over a separate leaders list here runs 30% slower once compiled.)
-    for j, (t, c0, c1, c2, c3) in enumerate(zip(tricks, flat, flat, flat, flat, strict=False)):
+    for j, (t, c0, c1, c2, c3) in enumerate(zip(rest, flat, flat, flat, flat, strict=False), start):
         leader = si[t.leader]
         leaders.append(leader)
         if expected_leader >= 0 and leader != expected_leader:
@@ -670,7 +683,7 @@ def _tricks(
             and (b2 & must or not h2 & must)
             and (b3 & must or not h3 & must)
             and (broken or not is_trump[c0] or not h0 & not_trumps or exempt >> leader & 1)
-            and not special[c0]
+            and (not special[c0] or _forced_ok(forced[c0], ~not_trumps, h1, b1, h2, b2, h3, b3))
         ):  # the usual case: a legal trick (the ruleset's legal_leads/legal_follows, as tables)
             hand[leader], hand[s1], hand[s2], hand[s3] = h0 ^ b0, h1 ^ b1, h2 ^ b2, h3 ^ b3
         else:
@@ -686,6 +699,77 @@ def _tricks(
             broken = is_trump[c0] or is_trump[c1] or is_trump[c2] or is_trump[c3]
         expected_leader = w
     return won
+
+
+try:
+    from backalley import _fastplay
+except ImportError:  # no C build (BACKALLEY_PURE_PYTHON=1, or no compiler): the Python loop does it all
+    _fastplay = None  # type: ignore[assignment]
+
+
+#: Card names (two characters) and seat names (one) -> index + 1, for ``_fastplay``.
+def _names_table() -> bytes:
+    out = bytearray(128 * 128)
+    for name, i in chain(CARD_INDEX.items(), SEAT_INDEX.items()):
+        code = name.encode("ascii")
+        out[code[0] << 7 | code[1] if len(code) == 2 else code[0]] = i + 1
+    return bytes(out)
+
+
+_NAMES = _names_table()
+
+
+def _mask_py(names: list[CardName]) -> int:
+    """The bitmask of distinct card names, or -1 when one repeats (a sum of distinct bits has no carries)."""
+    m = sum(map(CARD_BIT.__getitem__, names))
+    return m if m.bit_count() == len(names) else -1
+
+
+def _mask(names: list[CardName]) -> int:
+    return _mask_py(names) if _fastplay is None else _fastplay.mask(names, _NAMES)  # type: ignore[arg-type]
+
+
+_PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}
+
+
+def _packed(rules: Ruleset, trump: int) -> tuple[bytes, bytes]:
+    """The ruleset's fast tables for ``trump`` as ``_fastplay`` reads them, and its sides, built once."""
+    got = _PACKED.get(id(rules))
+    if got is None or got[0] is not rules:
+        got = _PACKED[id(rules)] = (rules, tuple(_pack(rules, t) for t in range(NO_TRUMP + 1)))
+    return got[1][trump]
+
+
+def _pack(rules: Ruleset, trump: int) -> tuple[bytes, bytes]:
+    tab = rules.tables
+    values = [
+        tab.trump_mask[trump],
+        *(int(x) for x in tab.is_trump[trump]),
+        *tab.follow_by_led[trump],
+        *chain.from_iterable(tab.forced_by_led[trump]),
+        *chain.from_iterable(tab.win_key_by_led[trump]),
+    ]
+    return array("q", values).tobytes(), bytes(rules.side_of)
+
+
+def _forced_ok(
+    kinds: tuple[int, int, int, int], tmask: int, h1: int, b1: int, h2: int, b2: int, h3: int, b3: int
+) -> bool:
+    """Whether each follower played the trump a special lead forces (the ruleset's ``legal_follows``)."""
+    return (
+        _forced_one(kinds[1], tmask, h1, b1)
+        and _forced_one(kinds[2], tmask, h2, b2)
+        and _forced_one(kinds[3], tmask, h3, b3)
+    )
+
+
+def _forced_one(kind: int, tmask: int, h: int, b: int) -> bool:
+    trumps = h & tmask
+    if kind == FREE or not trumps:
+        return True  # (following suit is checked with the other follows)
+    if kind == HIGHEST_TRUMP:
+        return b == 1 << (trumps.bit_length() - 1)
+    return b == trumps & -trumps
 
 
 def _leader_fault(di: int, j: int, leader: int, expected: int) -> Violation:

@@ -125,8 +125,51 @@ class Checked:
 def check_for_validate(item: Item, json_report: bool = False) -> Checked:
     """Check one input and keep only what the ``validate`` command shows."""
     r = check_item(item)
-    report = report_json(r.report(item.source, item.line)) if json_report else None
+    report = report_bytes(r, item.source, item.line) if json_report else None
     return Checked(r.game_id, status(r), r.violations, report)
+
+
+def report_bytes(r: Replay, source: str, line: int | None) -> bytes:
+    """``report_json(r.report(source, line))``, written without the report's dicts for a record without violations.
+
+    Its deals are a few distinct results, each serialised once (``_DEAL_JSON``).
+    """
+    if r.violations or r.final_score is None:
+        return report_json(r.report(source, line))
+    try:
+        head = orjson.dumps({"source": source, "line": line, "game_id": r.game_id})
+        deals = b",".join([_deal_json(r.sides, d.tricks, d.points) for d in r.deals])
+        final = orjson.dumps(dict(zip(r.sides, r.final_score, strict=True)))
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits
+        return report_json(r.report(source, line))
+    done = b"true" if r.complete else b"false"
+    return b"".join(
+        (
+            head[:-1],
+            b',"valid":true,"complete":',
+            done,
+            b',"violations":[],"deals":[',
+            deals,
+            b'],"final_score":',
+            final,
+            b"}",
+        )
+    )
+
+
+_DEAL_JSON: dict[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]], bytes] = {}
+
+
+def _deal_json(sides: tuple[str, ...], tricks: tuple[int, ...], points: tuple[int, ...]) -> bytes:
+    """One deal of a report, ``{"tricks":{...},"points":{...}}``, serialised once per distinct result."""
+    key = (sides, tricks, points)
+    got = _DEAL_JSON.get(key)
+    if got is None:
+        if len(_DEAL_JSON) > 1 << 16:
+            _DEAL_JSON.clear()
+        value = {"tricks": dict(zip(sides, tricks, strict=True)), "points": dict(zip(sides, points, strict=True))}
+        got = _DEAL_JSON[key] = orjson.dumps(value)
+    return got
 
 
 def report_json(report: dict[str, Any]) -> bytes:

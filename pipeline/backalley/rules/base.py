@@ -90,6 +90,8 @@ class FastTables:
     win_key_by_led: tuple[tuple[tuple[int, ...], ...], ...]
     #: ``special_lead[t][c]``: a lead after which some follower is forced beyond suit.
     special_lead: tuple[tuple[bool, ...], ...]
+    #: ``forced_by_led[t][c][p]``: :meth:`Ruleset.forced_follow` of the follower at ``p`` (0 for the leader).
+    forced_by_led: tuple[tuple[tuple[int, int, int, int], ...], ...]
 
 
 class Ruleset:
@@ -360,4 +362,9 @@ class Ruleset:
             tuple(tuple(self.follow_mask(c, t) for c in cards) for t in TRUMPS),
             tuple(tuple(tuple(self.win_key(x, c, t) for x in cards) for c in cards) for t in TRUMPS),
             tuple(tuple(any(self.forced_follow(c, t, p) != FREE for p in (1, 2, 3)) for c in cards) for t in TRUMPS),
+            tuple(tuple(self._forced_row(c, t) for c in cards) for t in TRUMPS),
         )
+
+    def _forced_row(self, led: int, trump: int) -> tuple[int, int, int, int]:
+        f = self.forced_follow
+        return (FREE, f(led, trump, 1), f(led, trump, 2), f(led, trump, 3))

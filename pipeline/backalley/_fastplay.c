@@ -1,0 +1,195 @@
+/* backalley._fastplay: the replay's trick loop for regular tricks, in C (optional).
+ *
+ * This module decides no rule.  It reads the tables that backalley.replay
+ * packs from a Ruleset's FastTables (every entry computed by the Ruleset's
+ * own methods) and runs exactly the fast path of replay._tricks: a trick is
+ * taken here only when every card is in its player's hand, every follower
+ * followed as the tables require and the lead was allowed.  At the first
+ * trick that is not such a trick (a wrong leader, a card not in hand, any
+ * doubtful play, an unexpected name), it stops and returns the trick's index:
+ * the Python loop replays that trick and the rest, and reports every
+ * violation.  Without this module (no C compiler, BACKALLEY_PURE_PYTHON=1)
+ * the Python loop replays every trick, with the same results.
+ *
+ * play(tricks, hand, won, cards, leaders, winners, broken_before,
+ *      table, names, side_of, expected_leader, exempt, broken)
+ *   -> (next trick, broken, expected_leader)
+ *
+ * table: int64 array (native order) of NCARDS*(2 + 4 + NCARDS) + 1 entries:
+ *   [0]                      trump mask
+ *   [1 + c]                  is_trump of card c (0/1)
+ *   [1 + N + c]              follow mask after a lead of c
+ *   [1 + 2N + 4c + p]        forced follow kind of position p after a lead of c
+ *   [1 + 6N + N*led + c]     win key of card c in a trick led with `led`
+ * mask(names, table) -> bitmask of a list of distinct card names, or -1.
+ *
+ * names: bytes of 128*128: card index + 1 of the two-character name (0: none),
+ *        and at [ord(seat)] (single character) the seat index + 1.
+ * side_of: bytes of 4.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define NCARDS 54
+#define FREE 0
+#define HIGHEST_TRUMP 1
+
+static PyObject *s_leader, *s_cards;
+
+static int card_of(PyObject *name, const unsigned char *names) {
+    if (!PyUnicode_Check(name) || !PyUnicode_IS_COMPACT_ASCII(name) || PyUnicode_GET_LENGTH(name) != 2) return -1;
+    const unsigned char *p = PyUnicode_1BYTE_DATA(name);
+    return (int)names[(p[0] << 7) | p[1]] - 1;
+}
+
+static int seat_of(PyObject *name, const unsigned char *names) {
+    if (!PyUnicode_Check(name) || !PyUnicode_IS_COMPACT_ASCII(name) || PyUnicode_GET_LENGTH(name) != 1) return -1;
+    return (int)names[PyUnicode_1BYTE_DATA(name)[0]] - 1;
+}
+
+static int forced_one(int64_t kind, uint64_t tmask, uint64_t h, uint64_t b) {
+    uint64_t trumps = h & tmask;
+    if (kind == FREE || !trumps) return 1;
+    if (kind == HIGHEST_TRUMP) return b == (UINT64_C(1) << (63 - __builtin_clzll(trumps)));
+    return b == (trumps & (~trumps + 1));
+}
+
+static int append_long(PyObject *list, long v) {
+    PyObject *o = PyLong_FromLong(v);
+    if (!o) return -1;
+    int r = PyList_Append(list, o);
+    Py_DECREF(o);
+    return r;
+}
+
+static PyObject *play(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tricks, *hand, *won, *cards, *leaders, *winners, *broken_before;
+    Py_buffer table, names, side_of;
+    int expected, exempt, broken;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!y*y*y*iip", &PyList_Type, &tricks, &PyList_Type, &hand, &PyList_Type,
+                          &won, &PyList_Type, &cards, &PyList_Type, &leaders, &PyList_Type, &winners, &PyList_Type,
+                          &broken_before, &table, &names, &side_of, &expected, &exempt, &broken))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t j = 0, ntricks = PyList_GET_SIZE(tricks), nwon = PyList_GET_SIZE(won);
+    if (table.len != (Py_ssize_t)sizeof(int64_t) * (1 + NCARDS * (6 + NCARDS)) || names.len != 128 * 128 ||
+        side_of.len != 4 || PyList_GET_SIZE(hand) != 4) {
+        PyErr_SetString(PyExc_ValueError, "_fastplay.play: tables of the wrong size");
+        goto done;
+    }
+    const int64_t *t = (const int64_t *)table.buf;
+    const uint64_t tmask = (uint64_t)t[0];
+    const int64_t *is_trump = t + 1, *must_by = t + 1 + NCARDS, *forced = t + 1 + 2 * NCARDS;
+    const int64_t *keys = t + 1 + 6 * NCARDS;
+    const unsigned char *nm = (const unsigned char *)names.buf, *sides = (const unsigned char *)side_of.buf;
+    uint64_t h[4];
+    for (int s = 0; s < 4; s++) {
+        h[s] = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(hand, s));
+        if (h[s] == (uint64_t)-1 && PyErr_Occurred()) {
+            PyErr_Clear(); /* a hand beyond 64 bits: the Python loop takes every trick */
+            result = Py_BuildValue("(nOi)", (Py_ssize_t)0, broken ? Py_True : Py_False, expected);
+            goto done;
+        }
+    }
+    for (; j < ntricks; j++) {
+        PyObject *tr = PyList_GET_ITEM(tricks, j);
+        PyObject *lo = PyObject_GetAttr(tr, s_leader);
+        if (!lo) goto done;
+        int leader = seat_of(lo, nm);
+        Py_DECREF(lo);
+        if (leader < 0 || (expected >= 0 && leader != expected)) break;
+        PyObject *cl = PyObject_GetAttr(tr, s_cards);
+        if (!cl) goto done;
+        int c[4] = {-1, -1, -1, -1};
+        if (PyList_Check(cl) && PyList_GET_SIZE(cl) == 4)
+            for (int k = 0; k < 4; k++) c[k] = card_of(PyList_GET_ITEM(cl, k), nm);
+        Py_DECREF(cl);
+        if (c[0] < 0 || c[1] < 0 || c[2] < 0 || c[3] < 0) break;
+        int s[4] = {leader, (leader + 1) & 3, (leader + 2) & 3, (leader + 3) & 3};
+        uint64_t b[4], hh[4];
+        for (int k = 0; k < 4; k++) b[k] = UINT64_C(1) << c[k], hh[k] = h[s[k]];
+        uint64_t must = (uint64_t)must_by[c[0]];
+        const int64_t *f = forced + 4 * c[0];
+        int ok = (hh[0] & b[0]) && (hh[1] & b[1]) && (hh[2] & b[2]) && (hh[3] & b[3]);
+        for (int k = 1; ok && k < 4; k++) ok = (b[k] & must) || !(hh[k] & must);
+        ok = ok && (broken || !is_trump[c[0]] || !(hh[0] & ~tmask) || ((exempt >> leader) & 1));
+        for (int k = 1; ok && k < 4; k++) ok = forced_one(f[k], tmask, hh[k], b[k]);
+        if (!ok) break;
+        for (int k = 0; k < 4; k++) h[s[k]] = hh[k] ^ b[k];
+        const int64_t *key = keys + NCARDS * c[0];
+        int64_t best = key[c[0]];
+        int pos = 0;
+        for (int k = 1; k < 4; k++)
+            if (key[c[k]] > best) best = key[c[k]], pos = k;
+        int w = (leader + pos) & 3, side = sides[w];
+        if (side >= nwon) {
+            PyErr_SetString(PyExc_ValueError, "_fastplay.play: a seat's side is out of range");
+            goto done;
+        }
+        for (int k = 0; k < 4; k++)
+            if (append_long(cards, c[k])) goto done;
+        if (append_long(leaders, leader) || append_long(winners, w) ||
+            PyList_Append(broken_before, broken ? Py_True : Py_False))
+            goto done;
+        long before = PyLong_AsLong(PyList_GET_ITEM(won, side));
+        if (before == -1 && PyErr_Occurred()) goto done;
+        PyObject *inc = PyLong_FromLong(before + 1);
+        if (!inc) goto done;
+        PyList_SetItem(won, side, inc);
+        if (!broken) broken = is_trump[c[0]] || is_trump[c[1]] || is_trump[c[2]] || is_trump[c[3]];
+        expected = w;
+    }
+    for (int s = 0; s < 4; s++) {
+        PyObject *o = PyLong_FromUnsignedLongLong(h[s]);
+        if (!o) goto done;
+        PyList_SetItem(hand, s, o);
+    }
+    result = Py_BuildValue("(nOi)", j, broken ? Py_True : Py_False, expected);
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&names);
+    PyBuffer_Release(&side_of);
+    return result;
+}
+
+/* mask(names, table) -> the cards of a list of card names as a bitmask; -1 when a name repeats
+ * or is not a card (the caller then finds which, with its messages). */
+static PyObject *mask(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *list;
+    Py_buffer names;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &list, &names)) return NULL;
+    long long m = 0;
+    if (names.len != 128 * 128) {
+        PyBuffer_Release(&names);
+        PyErr_SetString(PyExc_ValueError, "_fastplay.mask: a names table of the wrong size");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0, n = PyList_GET_SIZE(list); i < n; i++) {
+        int c = card_of(PyList_GET_ITEM(list, i), (const unsigned char *)names.buf);
+        if (c < 0 || (m >> c) & 1) {
+            m = -1;
+            break;
+        }
+        m |= 1LL << c;
+    }
+    PyBuffer_Release(&names);
+    return PyLong_FromLongLong(m);
+}
+
+static PyMethodDef methods[] = {
+    {"play", play, METH_VARARGS, "Replay the regular tricks of a deal from the first (see the module's comment)."},
+    {"mask", mask, METH_VARARGS, "The bitmask of a list of distinct card names, or -1."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastplay", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__fastplay(void) {
+    s_leader = PyUnicode_InternFromString("leader");
+    s_cards = PyUnicode_InternFromString("cards");
+    if (!s_leader || !s_cards) return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,21 @@
+"""The optional C trick loop (``_fastplay.c``); see ``backalley.replay._tricks``."""
+
+from typing import Any
+
+def play(
+    tricks: list[Any],
+    hand: list[int],
+    won: list[int],
+    cards: list[int],
+    leaders: list[int],
+    winners: list[int],
+    broken_before: list[bool],
+    table: bytes,
+    names: bytes,
+    side_of: bytes,
+    expected_leader: int,
+    exempt: int,
+    broken: bool,
+    /,
+) -> tuple[int, bool, int]: ...
+def mask(names: list[str], table: bytes, /) -> int: ...

@@ -1,0 +1,180 @@
+"""``validate --json`` writes, byte for byte, the reports the replay wrote before it was made faster.
+
+``tests/golden/reports.jsonl.gz`` holds the reports written by the replay as it
+was before the speed work of issue 16 (``tests/golden/make_golden.py``), for
+every committed sample and for ``tests/golden/generated.jsonl.gz``: simulated
+games of every ruleset and option set with injected faults, and random edits
+of them (swapped cards, leaders, bids, results, scores, hands).
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import importlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backalley.record import fast_decode_any
+from backalley.replay import schema_violations
+from backalley.sources import parse, read
+from backalley.validate import check, check_items
+
+REPLAY = importlib.import_module("backalley.replay")
+#: The replay with its optional C trick loop (when built) and without it (pure Python).
+PATHS = ["c-loop", "python-loop"]
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "data" / "sample").rglob("*") if p.is_file())
+
+
+def reports(path: str, workers: int = 1) -> bytes:
+    return b"".join(c.report + b"\n" for _, c in check_items(read([path]), workers, json_report=True) if c.report)
+
+
+def golden_chunks() -> list[bytes]:
+    """The golden file split by input: the samples in order, then the generated set."""
+    lines = gzip.decompress((GOLDEN / "reports.jsonl.gz").read_bytes()).splitlines(keepends=True)
+    return lines
+
+
+def use_path(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "python-loop":
+        monkeypatch.setattr(REPLAY, "_fastplay", None)
+    elif REPLAY._fastplay is None:
+        pytest.skip("the C trick loop is not built (pure-Python install)")
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_samples_and_generated_reports_are_unchanged(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_path(path, monkeypatch)
+    monkeypatch.chdir(ROOT)
+    got = [reports(p) for p in SAMPLES]
+    (tmp_path / "generated.jsonl").write_bytes(gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()))
+    monkeypatch.chdir(tmp_path)
+    got.append(reports("generated.jsonl"))
+    want = golden_chunks()
+    lines = b"".join(got).splitlines(keepends=True)
+    assert len(lines) == len(want)
+    for i, (a, b) in enumerate(zip(lines, want, strict=True)):
+        assert a == b, f"report line {i + 1} differs"
+
+
+def test_generated_set_covers_every_ruleset_and_many_codes() -> None:
+    text = gzip.decompress((GOLDEN / "reports.jsonl.gz").read_bytes())
+    codes = {v["code"] for line in text.splitlines() for v in json.loads(line)["violations"]}
+    assert {"NOT_IN_HAND", "REVOKE", "LEADER", "BIG_BLOOPER", "LOWEST_TRUMP", "BORE_LEVEL", "JSON", "SCHEMA"} <= codes
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes())
+    for name in (b'"pereulok"', b'"bab-online"', b'"no_partnerships"', b'"short_deck"'):
+        assert name in inputs
+
+
+def test_c_loop_and_python_loop_give_the_same_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every field the store reads (winners, leaders, cards, trump broken), not only the report."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C trick loop is not built (pure-Python install)")
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    fast = [check(raw) for raw in inputs]
+    monkeypatch.setattr(REPLAY, "_fastplay", None)
+    slow = [check(raw) for raw in inputs]
+    assert sum(len(d.cards) for r in fast for d in r.deals) > 10_000
+    for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
+        assert a == b, f"generated record {i + 1}"
+
+
+@pytest.mark.parametrize(("source", "line"), [("a.jsonl", 3), ('dir/"quoted" ünï\\code.json', None), ("", 0)])
+def test_report_bytes_equal_the_report_dict(source: str, line: int | None) -> None:
+    """The report written without dicts (records without violations) is the dict's serialisation, byte for byte."""
+    from backalley.validate import report_bytes, report_json
+
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    replays = [check(raw) for raw in inputs]
+    assert sum(not r.violations for r in replays) > 20
+    for r in replays:
+        assert report_bytes(r, source, line) == report_json(r.report(source, line))
+
+
+#: Edits at the format's edges, for the decoders: (path from a deal, value); ``...`` deletes.
+FORMAT_EDITS: list[tuple[tuple[str | int, ...], Any]] = [
+    (("number",), 14),
+    (("number",), 26),
+    (("number",), 0),
+    (("trump",), "S"),
+    (("trump",), "X"),
+    (("trump_card",), ...),
+    (("trump_card",), "1S"),
+    (("joker_swap",), {"seat": "N", "drawn": "AS"}),
+    (("joker_swap",), None),
+    (("bids", 0, "bid"), "board2"),
+    (("bids", 0, "bid"), "board5"),
+    (("bids", 0, "bid"), 2.0),
+    (("bids", 0, "bid"), True),
+    (("result", "tricks"), {"N": 1, "E": 1, "S": 1, "W": 1}),
+    (("result", "points"), {"NS": 1}),
+    (("result",), None),
+    (("stock",), []),
+    (("stock",), ["AS", "ZZ"]),
+    (("hands", "N"), "AS"),
+    (("tricks", 0, "cards"), ["AS", "KS", "QS"]),
+    (("tricks", 0, "leader"), "X"),
+    (("extra",), 1),
+]
+
+
+def edited(rec: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    rec = copy.deepcopy(rec)
+    if rng.random() < 0.2:
+        key = rng.choice(["options", "played_at", "event", "final_score", "format_version", "players"])
+        value = rng.choice([None, [], ["short_deck", "short_deck"], "2026-02-30T10:00:00Z", 2, {"NS": 1}, "x" * 129])
+        rec[key] = value
+        return rec
+    deals = rec.get("deals")
+    if not isinstance(deals, list) or not deals or not isinstance(deals[0], dict):
+        return rec
+    path, value = rng.choice(FORMAT_EDITS)
+    target: Any = rng.choice(deals)
+    for part in path[:-1]:
+        try:
+            target = target[part]
+        except (KeyError, IndexError, TypeError):
+            return rec
+    if isinstance(target, dict):
+        if value is ...:
+            target.pop(path[-1], None)
+        else:
+            target[path[-1]] = value
+    elif isinstance(target, list) and isinstance(path[-1], int) and path[-1] < len(target):
+        target[path[-1]] = value
+    return rec
+
+
+def test_both_decoders_accept_the_same_generated_records() -> None:
+    """The fast decoder accepts a record exactly when pydantic (with the format-2 rules) does."""
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    rng = random.Random(16)
+    records = [json.loads(raw) for raw in inputs if raw.startswith(b"{") and json_ok(raw)]
+    cases = [json.dumps(r).encode() for r in records]
+    cases += [json.dumps(edited(r, rng)).encode() for r in records for _ in range(2)]
+    accepted = 0
+    for raw in cases:
+        value, error = parse(raw)
+        by_pydantic = error is None and isinstance(value, dict) and not schema_violations(value)
+        fast = fast_decode_any(raw) is not None
+        assert fast == by_pydantic, raw[:300]
+        accepted += fast
+    assert 0.2 * len(cases) < accepted < 0.9 * len(cases)
+
+
+def json_ok(raw: bytes) -> bool:
+    try:
+        json.loads(raw)
+    except ValueError:
+        return False
+    return True
