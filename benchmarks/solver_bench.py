@@ -30,7 +30,7 @@ from backalley.analysis import NS, PlayedDeal, solve_deal
 from backalley.cards import NUM_CARDS
 from backalley.engine import DealState
 from backalley.simulate import choose_bid, choose_play, player_pool
-from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 
 
 def bot_deal(rng: random.Random, n: int) -> DealState:
@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument("--ablation", action="store_true", help="each pruning off in turn (median nodes)")
     parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
     args = parser.parse_args()
-    build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    build = "C search" if NATIVE else "compiled (mypyc)" if backalley.compiled() else "pure Python"
     mode = "values before and after every card" if args.costs else "value before the opening lead"
     print(f"# solver: {build}; {mode}; seed {args.seed}", file=sys.stderr)
     variants = [("all", ALL_PRUNING)]

@@ -123,9 +123,9 @@ def played_deal(outcome: DealOutcome) -> PlayedDeal:
     )
 
 
-def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING) -> DealValues:
-    """The values before and after every card of the play, and each card's cost."""
-    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
+def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | None = None) -> DealValues:
+    """The values before and after every card of the play, and each card's cost (``native``: see DealSolver)."""
+    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning, native)
     n = deal.hands[deal.leader].bit_count()
     values = [solver.value()]
     seats: list[int] = []
