@@ -56,6 +56,7 @@ typedef struct {
     int nplain;
     int exempt, side, flags;
     int8_t owner[NC];
+    uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
     /* the position */
     uint64_t hands[4], remaining;
     int leader, ntrick, broken;
@@ -66,7 +67,12 @@ typedef struct {
     unsigned long long nodes;
 } Core;
 
-static inline int popc(uint64_t x) { return __builtin_popcountll(x); }
+static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
 static inline int top_bit(uint64_t x) { return 63 - __builtin_clzll(x); } /* x != 0 */
 static inline int low_bit(uint64_t x) { return __builtin_ctzll(x); }      /* x != 0 */
 static inline int bitlen(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
@@ -269,56 +275,63 @@ static int high_first(uint64_t m, int *out) {
     return n;
 }
 
-static void reverse(int *a, int n) {
-    for (int i = 0, j = n - 1; i < j; i++, j--) {
-        int t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
-/* Leads: cash a suit's top card first, then lead low towards the partner's top card, then low. */
-static void lead_order(const Core *s, int seat, int *cards, int n) {
-    int cash[16], partner[16], rest[16], nc = 0, np = 0, nr = 0;
-    int mine = s->side >> seat & 1;
-    for (int i = 0; i < n; i++) {
-        int c = cards[i];
-        int top = s->owner[top_bit(s->remaining & s->suit[c])];
-        if (top == seat)
-            cash[nc++] = c;
-        else if ((s->side >> top & 1) == mine)
-            partner[np++] = c;
-        else
-            rest[nr++] = c;
-    }
-    int k = 0;
-    for (int i = 0; i < nc; i++) cards[k++] = cash[i];
-    for (int i = np - 1; i >= 0; i--) cards[k++] = partner[i];
-    for (int i = nr - 1; i >= 0; i--) cards[k++] = rest[i];
+/* How much a card is worth keeping: its rank among its group's cards, a trump above every plain card. */
+static inline int card_cost(const Core *s, int c) {
+    return popc(s->suit[c] & ((1ULL << c) - 1)) + ((s->trumps >> c & 1) ? 16 : 0);
 }
 
 /* The moves worth trying, best guess first (one card per class of equivalent cards). */
 static int order(const Core *s, int seat, uint64_t moves, int *cards) {
     int n = (s->flags & F_EQ) ? classes(s, moves, cards) : high_first(moves, cards);
     if (!(s->flags & F_ORD) || n < 2) return n;
+    int score[16];
     if (!s->ntrick) {
-        lead_order(s, seat, cards, n);
-        return n;
+        /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then low. */
+        int mine = s->side >> seat & 1;
+        for (int i = 0; i < n; i++) {
+            int c = cards[i], cost = card_cost(s, c);
+            int top = s->owner[top_bit(s->remaining & s->suit[c])];
+            score[i] = top == seat ? 128 + cost : (s->side >> top & 1) == mine ? 64 - cost : -cost;
+        }
+    } else {
+        /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
+         * card that does not take it from a partner (a plain card before a trump, low before high). */
+        const uint16_t *keys = s->winkey[s->trick[0]];
+        int wpos = winner_of(s, s->trick, s->ntrick);
+        uint16_t best = keys[s->trick[wpos]];
+        int mine = s->side >> seat & 1;
+        int partner_winning = (s->side >> ((s->leader + wpos) & 3) & 1) == mine;
+        uint16_t later = 0; /* the best key an opponent still to play can reach */
+        for (int pos = s->ntrick + 1; pos < 4; pos++) {
+            int other = (s->leader + pos) & 3;
+            if ((s->side >> other & 1) == mine) continue;
+            uint64_t m = follows(s, s->hands[other], s->trick[0], pos);
+            while (m) {
+                int x = low_bit(m);
+                m &= m - 1;
+                if (keys[x] > later) later = keys[x];
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int c = cards[i], cost = card_cost(s, c);
+            int wins = keys[c] > best && keys[c] > later;
+            score[i] = partner_winning ? (wins ? -64 : 0) - cost : (wins ? 64 : 0) - cost;
+        }
     }
-    /* A follower: the cheapest card that takes the trick for the side, else the lowest. */
-    const uint16_t *keys = s->winkey[s->trick[0]];
-    int wpos = winner_of(s, s->trick, s->ntrick);
-    uint16_t best = keys[s->trick[wpos]];
-    int cheapest = -1;
-    for (int i = 0; i < n; i++)
-        if (keys[cards[i]] > best) cheapest = i; /* high first: the last one is the cheapest */
-    reverse(cards, n);
-    if (cheapest < 0) return n;
-    int wseat = (s->leader + wpos) & 3;
-    if ((s->side >> wseat & 1) == (s->side >> seat & 1)) return n;
-    int at = n - 1 - cheapest, c = cards[at];
-    memmove(cards + 1, cards, (size_t)at * sizeof(int));
-    cards[0] = c;
+    const uint32_t *hist = s->history[seat];
+    int64_t key[16];
+    for (int i = 0; i < n; i++) key[i] = (int64_t)score[i] * 4294967296LL + hist[cards[i]];
+    for (int i = 1; i < n; i++) { /* insertion sort, best first; ties go to the moves that cut off most */
+        int c = cards[i], j = i - 1;
+        int64_t k = key[i];
+        while (j >= 0 && key[j] < k) {
+            cards[j + 1] = cards[j];
+            key[j + 1] = key[j];
+            j--;
+        }
+        cards[j + 1] = c;
+        key[j + 1] = k;
+    }
     return n;
 }
 
@@ -361,6 +374,11 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
     for (int i = 0; i < n; i++)
         if (child(s, seat, cards[i], target) == mine) {
             *best = cards[i];
+            if (s->flags & F_ORD) {
+                int left = popc(s->hands[seat]) + 1;
+                if ((s->history[seat][cards[i]] += (uint32_t)(left * left)) > 0x7FFFFFFF)
+                    memset(s->history, 0, sizeof s->history);
+            }
             return mine;
         }
     return !mine;
@@ -548,6 +566,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
     s->nodes = 0;
+    memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = all;
     s->leader = s->ntrick = s->broken = 0;

@@ -513,7 +513,7 @@ def _new_core(hands: Sequence[int], rules_: SolverRules, side: int, pruning: Pru
     """The C search for one deal; its transposition table grows with the hand size."""
     flags = pruning.tt | pruning.equivalence << 1 | pruning.quick_tricks << 2 | pruning.ordering << 3
     n = max(hand.bit_count() for hand in hands)
-    tt_bits = max(6, min(18, 2 * n + 4))
+    tt_bits = max(6, min(18, n + 6))
     return _DDCORE.Core(hands=list(hands), side=side, flags=flags, tt_bits=tt_bits, **rules_.tables())
 
 
