@@ -30,16 +30,33 @@
 #include <string.h>
 
 #define NC 54
-#define MAXG 8
+#define MAXG 6
 #define F_TT 1
 #define F_EQ 2
 #define F_QT 4
 #define F_ORD 8
 #define NO_CARD 255
 
+/* Which cards of a position its result depends on: per group, the top `k[g]` remaining cards
+ * (their holders); below them only how many cards of the group each hand holds matters. */
+typedef struct {
+    uint8_t k[MAXG];
+} Rel;
+
 typedef struct {
     uint64_t k[3];
+    int bits;
+} Key;
+
+/* A transposition entry: bounds on the side's tricks for every position with this shape (cards per
+ * hand per group, leader, trump broken, holders of the special cards) whose top `rel.k[g]` cards
+ * of each group have the holders in `pat[g]` (2 bits a card, the highest first). */
+typedef struct {
+    uint64_t shape[3];
+    uint32_t pat[MAXG];
+    Rel rel;
     uint8_t lo, hi, best, used;
+    int32_t next; /* the next entry of the same hash chain, or -1 */
 } Entry;
 
 typedef struct {
@@ -56,14 +73,17 @@ typedef struct {
     int nplain;
     int exempt, side, flags;
     int8_t owner[NC];
+    int8_t gidx[NC]; /* each card's group */
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
     /* the position */
     uint64_t hands[4], remaining;
     int leader, ntrick, broken;
     int trick[4];
     /* the transposition table: buckets of 4 entries */
-    Entry *tt;
-    uint64_t tt_mask; /* bucket count - 1 */
+    Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
+    int32_t *heads; /* per hash of the shape, its first entry (-1: none) */
+    uint64_t tt_mask; /* hash count - 1 */
+    int32_t tt_used, tt_cap;
     unsigned long long nodes;
 } Core;
 
@@ -110,12 +130,7 @@ static int winner_of(const Core *s, const int *trick, int n) {
     return best;
 }
 
-/* --- the transposition table ---------------------------------------------------------------- */
-
-typedef struct {
-    uint64_t k[3];
-    int bits;
-} Key;
+/* --- the transposition table (partition search) --------------------------------------------- */
 
 static inline void push(Key *key, uint64_t value, int n) {
     int w = key->bits >> 6, off = key->bits & 63;
@@ -124,62 +139,102 @@ static inline void push(Key *key, uint64_t value, int n) {
     key->bits += n;
 }
 
-/* Per group, the owners of its remaining cards from the highest down: played cards close up. */
-static void make_key(const Core *s, Key *key) {
-    key->k[0] = key->k[1] = key->k[2] = 0;
-    key->bits = 0;
-    push(key, (uint64_t)s->leader << 1 | (uint64_t)s->broken, 3);
+/* The position's shape, and per group the holders of its remaining cards from the highest down. */
+static void describe(const Core *s, Key *shape, uint32_t *pat) {
+    memset(shape, 0, sizeof *shape);
+    push(shape, (uint64_t)s->leader << 1 | (uint64_t)s->broken, 3);
     uint64_t sp = s->special;
-    while (sp) { /* special cards keep their identity */
+    while (sp) { /* special cards keep their identity and their holder */
         int c = low_bit(sp);
         sp &= sp - 1;
-        push(key, s->remaining >> c & 1, 1);
+        push(shape, (s->remaining >> c & 1) ? (uint64_t)s->owner[c] + 1 : 0, 3);
     }
     for (int g = 0; g < s->ngroups; g++) {
-        uint64_t m = s->remaining & s->groups[g];
-        push(key, (uint64_t)popc(m), 4);
-        while (m) {
+        uint64_t grp = s->groups[g];
+        for (int seat = 0; seat < 4; seat++) push(shape, (uint64_t)popc(s->hands[seat] & grp), 4);
+        uint64_t m = s->remaining & grp;
+        uint32_t p = 0;
+        for (int i = 0; m; i++) {
             int c = top_bit(m);
             m ^= 1ULL << c;
-            push(key, (uint64_t)s->owner[c], 2);
+            p |= (uint32_t)s->owner[c] << (2 * i);
         }
+        pat[g] = p;
     }
 }
 
-static inline Entry *bucket(const Core *s, const Key *key) {
-    uint64_t h = key->k[0] * 0x9E3779B97F4A7C15ULL ^ key->k[1] * 0xC2B2AE3D27D4EB4FULL ^ key->k[2] * 0x165667B19E3779F9ULL;
+static inline uint32_t prefix_mask(int k) { return k >= 16 ? 0xFFFFFFFFu : (1u << (2 * k)) - 1; }
+
+static inline int32_t *chain(const Core *s, const Key *shape) {
+    uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
+                 shape->k[2] * 0x165667B19E3779F9ULL;
     h ^= h >> 29;
-    return s->tt + 4 * ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
+    return s->heads + ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
 }
 
-static Entry *tt_find(const Core *s, const Key *key) {
-    Entry *b = bucket(s, key);
-    for (int i = 0; i < 4; i++)
-        if (b[i].used && b[i].k[0] == key->k[0] && b[i].k[1] == key->k[1] && b[i].k[2] == key->k[2]) return &b[i];
-    return NULL;
+static inline int same_shape(const Entry *e, const Key *shape) {
+    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1] && e->shape[2] == shape->k[2];
 }
 
-/* The entry for `key`, a fresh one (bounds 0..left) if there is none: an empty slot, else one replaced. */
-static Entry *tt_slot(Core *s, const Key *key, int left) {
-    Entry *b = bucket(s, key);
-    Entry *victim = NULL;
-    for (int i = 0; i < 4; i++) {
-        if (b[i].used && b[i].k[0] == key->k[0] && b[i].k[1] == key->k[1] && b[i].k[2] == key->k[2]) return &b[i];
-        if (!b[i].used && !victim) victim = &b[i];
+static int matches(const Core *s, const Entry *e, const uint32_t *pat) {
+    for (int g = 0; g < s->ngroups; g++)
+        if ((pat[g] ^ e->pat[g]) & prefix_mask(e->rel.k[g])) return 0;
+    return 1;
+}
+
+static void tt_clear(Core *s) {
+    memset(s->heads, 0xFF, (size_t)(s->tt_mask + 1) * sizeof(int32_t));
+    s->tt_used = 0;
+}
+
+/* Stores a bound found with relevance `rel`: in the entry of the same shape and pattern, else a new one. */
+static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *rel, int left, int target,
+                     int result, int best) {
+    int32_t *head = chain(s, shape);
+    Entry *e = NULL;
+    for (int32_t i = *head; i >= 0 && !e; i = s->tt[i].next)
+        if (same_shape(&s->tt[i], shape) && !memcmp(&s->tt[i].rel, rel, sizeof *rel) && matches(s, &s->tt[i], pat))
+            e = &s->tt[i];
+    if (!e) {
+        if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
+            tt_clear(s);
+            head = chain(s, shape);
+        }
+        e = &s->tt[s->tt_used];
+        e->next = *head;
+        *head = s->tt_used++;
+        memcpy(e->shape, shape->k, sizeof e->shape);
+        e->rel = *rel;
+        for (int g = 0; g < MAXG; g++) e->pat[g] = g < s->ngroups ? pat[g] & prefix_mask(rel->k[g]) : 0;
+        e->lo = 0;
+        e->hi = (uint8_t)left;
+        e->best = NO_CARD;
+        e->used = 1;
     }
-    if (!victim) victim = &b[(key->k[0] ^ key->k[1]) & 3];
-    memcpy(victim->k, key->k, sizeof victim->k);
-    victim->lo = 0;
-    victim->hi = (uint8_t)left;
-    victim->best = NO_CARD;
-    victim->used = 1;
-    return victim;
+    if (result) {
+        if (e->lo < target) e->lo = (uint8_t)target;
+    } else if (e->hi > target - 1) {
+        e->hi = (uint8_t)(target - 1);
+    }
+    if (best >= 0) e->best = (uint8_t)best;
+}
+
+static inline void rel_union(const Core *s, Rel *a, const Rel *b) {
+    for (int g = 0; g < s->ngroups; g++)
+        if (b->k[g] > a->k[g]) a->k[g] = b->k[g];
+}
+
+/* Relevance so far of the cards from `c` up in its group (`among`: the cards present). */
+static inline void rel_cover(const Core *s, Rel *r, int c, uint64_t among) {
+    int g = s->gidx[c];
+    int k = popc(among & s->groups[g] & ~((1ULL << c) - 1));
+    if (k > r->k[g]) r->k[g] = (uint8_t)k;
 }
 
 /* --- quick tricks ------------------------------------------------------------------------------ */
 
 /* The top trumps held by one side each win the trick they fall in (two at most a trick per partnership). */
-static void top_trumps(const Core *s, uint64_t trumps, int *sure) {
+static void top_trumps(const Core *s, uint64_t trumps, int *sure, Rel *rel) {
     int first = s->owner[top_bit(trumps)];
     int mine = s->side >> first & 1;
     int per_seat[4] = {0, 0, 0, 0};
@@ -192,6 +247,7 @@ static void top_trumps(const Core *s, uint64_t trumps, int *sure) {
         run++;
         trumps ^= 1ULL << c;
     }
+    rel_cover(s, rel, trumps ? top_bit(trumps) : low_bit(s->remaining & s->trumps), s->remaining);
     int team = mine ? s->side : ~s->side & 15;
     int players = popc((uint64_t)team);
     int count = (run + players - 1) / players;
@@ -202,7 +258,7 @@ static void top_trumps(const Core *s, uint64_t trumps, int *sure) {
 }
 
 /* Tricks the leader takes by leading its top cards of the plain suits, one after another. */
-static int cashable(const Core *s) {
+static int cashable(const Core *s, Rel *rel) {
     int leader = s->leader;
     uint64_t hand = s->hands[leader], tm = s->trumps;
     int team = (s->side >> leader & 1) ? s->side : ~s->side & 15;
@@ -219,6 +275,7 @@ static int cashable(const Core *s) {
         if (!held) continue;
         uint64_t rest = others & suit;
         int top = rest ? popc(held >> bitlen(rest)) : popc(held);
+        rel_cover(s, rel, rest ? top_bit(rest) : low_bit(held), s->remaining);
         for (int seat = 0; seat < 4; seat++)
             if (top && !(team >> seat & 1) && (s->hands[seat] & tm)) {
                 int n = popc(s->hands[seat] & suit);
@@ -229,11 +286,11 @@ static int cashable(const Core *s) {
     return total < limit ? total : limit;
 }
 
-static void sure_tricks(const Core *s, int left, int *mine, int *theirs) {
+static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *rel) {
     int sure[2] = {0, 0};
     uint64_t trumps = s->remaining & s->trumps;
-    if (trumps) top_trumps(s, trumps, sure);
-    sure[(s->side >> s->leader & 1) ? 0 : 1] += cashable(s);
+    if (trumps) top_trumps(s, trumps, sure, rel);
+    sure[(s->side >> s->leader & 1) ? 0 : 1] += cashable(s, rel);
     *mine = sure[0] < left ? sure[0] : left;
     *theirs = sure[1] < left ? sure[1] : left;
 }
@@ -337,30 +394,45 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
 
 /* --- the search ---------------------------------------------------------------------------- */
 
-static int node(Core *s, int target);
+static int node(Core *s, int target, Rel *rel);
 
-static int child(Core *s, int seat, int card, int target) {
+static int child(Core *s, int seat, int card, int target, Rel *rel) {
     uint64_t bit = 1ULL << card;
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
     s->trick[s->ntrick++] = card;
     int result;
     if (s->ntrick < 4) {
-        result = node(s, target);
+        result = node(s, target, rel);
     } else {
         int leader = s->leader, broken = s->broken;
-        int winner = (leader + winner_of(s, s->trick, 4)) & 3;
+        int wpos = winner_of(s, s->trick, 4), w = s->trick[wpos];
+        int winner = (leader + wpos) & 3;
         uint64_t played = 1ULL << s->trick[0] | 1ULL << s->trick[1] | 1ULL << s->trick[2] | bit;
+        uint64_t present = s->remaining | played;
         int saved[4];
         memcpy(saved, s->trick, sizeof saved);
         s->ntrick = 0;
         s->leader = winner;
         s->broken = broken || (played & s->breaks) != 0;
-        result = node(s, target - (s->side >> winner & 1));
+        Rel below;
+        result = node(s, target - (s->side >> winner & 1), &below);
         memcpy(s->trick, saved, sizeof saved);
         s->leader = leader;
         s->broken = broken;
         s->ntrick = 4;
+        /* Relevance in the trick's terms: the same cards (the trick's cards close back in), and when
+         * the winner beat a card of its group by rank, every card down to the highest one it beat. */
+        memset(rel, 0, sizeof *rel);
+        for (int g = 0; g < s->ngroups; g++) {
+            uint64_t m = s->remaining & s->groups[g];
+            for (int i = 1; i < below.k[g]; i++) m &= ~(1ULL << top_bit(m));
+            if (below.k[g]) rel_cover(s, rel, top_bit(m), present);
+        }
+        int beaten = -1;
+        for (int i = 0; i < 4; i++)
+            if (i != wpos && s->gidx[saved[i]] == s->gidx[w] && saved[i] > beaten) beaten = saved[i];
+        if (beaten >= 0) rel_cover(s, rel, beaten, present);
     }
     s->ntrick--;
     s->hands[seat] ^= bit;
@@ -368,12 +440,16 @@ static int child(Core *s, int seat, int card, int target) {
     return result;
 }
 
-/* Try each move; the side wants one success, the others one failure.  *best: the move that decided. */
-static int try_moves(Core *s, int seat, const int *cards, int n, int target, int *best) {
+/* Try each move; the side wants one success, the others one failure.  *best: the move that decided.
+ * Relevance: the deciding move's, else every move's. */
+static int try_moves(Core *s, int seat, const int *cards, int n, int target, int *best, Rel *rel) {
     int mine = s->side >> seat & 1;
-    for (int i = 0; i < n; i++)
-        if (child(s, seat, cards[i], target) == mine) {
+    Rel all, r;
+    memset(&all, 0, sizeof all);
+    for (int i = 0; i < n; i++) {
+        if (child(s, seat, cards[i], target, &r) == mine) {
             *best = cards[i];
+            *rel = r;
             if (s->flags & F_ORD) {
                 int left = popc(s->hands[seat]) + 1;
                 if ((s->history[seat][cards[i]] += (uint32_t)(left * left)) > 0x7FFFFFFF)
@@ -381,61 +457,72 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
             }
             return mine;
         }
+        rel_union(s, &all, &r);
+    }
+    *rel = all;
     return !mine;
 }
 
-static int boundary(Core *s, int target) {
+static int boundary(Core *s, int target, Rel *rel) {
     int leader = s->leader;
     int left = popc(s->hands[leader]);
+    memset(rel, 0, sizeof *rel);
     if (target <= 0) return 1;
     if (target > left) return 0;
-    Key key;
-    Entry *e = NULL;
+    Key shape;
+    uint32_t pat[MAXG];
+    int hint = NO_CARD;
     if (s->flags & F_TT) {
-        make_key(s, &key);
-        e = tt_find(s, &key);
-        if (e) {
-            if (e->lo >= target) return 1;
-            if (e->hi < target) return 0;
+        describe(s, &shape, pat);
+        for (int32_t i = *chain(s, &shape); i >= 0; i = s->tt[i].next) {
+            Entry *e = &s->tt[i];
+            if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
+            if (e->lo >= target || e->hi < target) {
+                *rel = e->rel;
+                return e->lo >= target;
+            }
+            if (e->best != NO_CARD) hint = e->best;
         }
     }
     if (s->flags & F_QT) {
         int mine, theirs;
-        sure_tricks(s, left, &mine, &theirs);
-        if (mine >= target) return 1;
-        if (left - theirs < target) return 0;
+        Rel q;
+        memset(&q, 0, sizeof q);
+        sure_tricks(s, left, &mine, &theirs, &q);
+        if (mine >= target || left - theirs < target) {
+            *rel = q;
+            return mine >= target;
+        }
     }
     int cards[16];
     int n = order(s, leader, leads(s, s->hands[leader], leader), cards);
-    if ((s->flags & F_ORD) && e && e->best != NO_CARD) {
+    if ((s->flags & F_ORD) && hint != NO_CARD) {
         for (int i = 1; i < n; i++)
-            if (cards[i] == e->best) {
+            if (cards[i] == hint) {
                 memmove(cards + 1, cards, (size_t)i * sizeof(int));
-                cards[0] = e->best;
+                cards[0] = hint;
                 break;
             }
     }
     int best = -1;
-    int result = try_moves(s, leader, cards, n, target, &best);
-    if (s->flags & F_TT) {
-        e = tt_slot(s, &key, left); /* the search below may have moved the entry */
-        if (result) {
-            if (e->lo < target) e->lo = (uint8_t)target;
-        } else if (e->hi > target - 1) {
-            e->hi = (uint8_t)(target - 1);
-        }
-        if (best >= 0 && result == (s->side >> leader & 1)) e->best = (uint8_t)best;
-    }
+    int result = try_moves(s, leader, cards, n, target, &best, rel);
+    if (s->flags & F_TT)
+        tt_store(s, &shape, pat, rel, left, target, result, result == (s->side >> leader & 1) ? best : -1);
     return result;
 }
 
-static int node(Core *s, int target) {
+static int node(Core *s, int target, Rel *rel) {
     s->nodes++;
-    if (!s->ntrick) return boundary(s, target);
+    if (!s->ntrick) return boundary(s, target, rel);
     int seat = (s->leader + s->ntrick) & 3;
     int cards[16], best;
     int n = order(s, seat, follows(s, s->hands[seat], s->trick[0], s->ntrick), cards);
-    return try_moves(s, seat, cards, n, target, &best);
+    return try_moves(s, seat, cards, n, target, &best, rel);
+}
+
+static int search(Core *s, int target) {
+    Rel rel;
+    return node(s, target, &rel);
 }
 
 /* The side's tricks from the position (the remaining ones only), by bisection on the target. */
@@ -443,17 +530,20 @@ static int value(Core *s) {
     int seat = (s->leader + s->ntrick) & 3;
     int lo = 0, hi = popc(s->hands[seat]);
     if (!s->ntrick && (s->flags & F_TT)) {
-        Key key;
-        make_key(s, &key);
-        Entry *e = tt_find(s, &key);
-        if (e) {
-            lo = e->lo;
-            hi = e->hi;
+        Key shape;
+        uint32_t pat[MAXG];
+        describe(s, &shape, pat);
+        for (int32_t i = *chain(s, &shape); i >= 0; i = s->tt[i].next) {
+            const Entry *e = &s->tt[i];
+            if (same_shape(e, &shape) && matches(s, e, pat)) {
+                if (e->lo > lo) lo = e->lo;
+                if (e->hi < hi) hi = e->hi;
+            }
         }
     }
     while (lo < hi) {
         int target = (lo + hi + 1) / 2;
-        if (node(s, target))
+        if (search(s, target))
             lo = target;
         else
             hi = target - 1;
@@ -555,16 +645,28 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
             return -1;
         }
         s->groups[s->ngroups++] = s->suit[c];
+        if (popc(s->suit[c]) > 16) {
+            PyErr_SetString(PyExc_ValueError, "suit: a group of more than 16 cards");
+            return -1;
+        }
         if (!(s->suit[c] & trumps)) s->plain[s->nplain++] = s->suit[c];
     }
+    memset(s->gidx, -1, sizeof s->gidx);
+    for (int c = 0; c < NC; c++)
+        for (int g = 0; g < s->ngroups; g++)
+            if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
-    s->tt = PyMem_Calloc((size_t)4 << tt_bits, sizeof(Entry));
-    if (!s->tt) {
+    PyMem_Free(s->heads);
+    s->tt_cap = 4 << tt_bits;
+    s->tt = PyMem_Malloc((size_t)s->tt_cap * sizeof(Entry));
+    s->heads = PyMem_Malloc(((size_t)1 << tt_bits) * sizeof(int32_t));
+    if (!s->tt || !s->heads) {
         PyErr_NoMemory();
         return -1;
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
+    tt_clear(s);
     s->nodes = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
@@ -575,6 +677,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
 
 static void Core_dealloc(Core *s) {
     PyMem_Free(s->tt);
+    PyMem_Free(s->heads);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -591,7 +694,7 @@ static PyObject *Core_at_least(Core *s, PyObject *args) {
     int leader, broken, target;
     if (!PyArg_ParseTuple(args, "OiOpi", &hands, &leader, &trick, &broken, &target)) return NULL;
     if (set_position(s, hands, leader, trick, broken) < 0) return NULL;
-    return PyBool_FromLong(node(s, target));
+    return PyBool_FromLong(search(s, target));
 }
 
 static PyObject *Core_legal(Core *s, PyObject *args) {
