@@ -165,9 +165,14 @@ static void describe(const Core *s, Key *shape, uint32_t *pat) {
 
 static inline uint32_t prefix_mask(int k) { return k >= 16 ? 0xFFFFFFFFu : (1u << (2 * k)) - 1; }
 
-static inline int32_t *chain(const Core *s, const Key *shape) {
+/* The chains of a position: `top` 0, entries that may ignore some group's top card, by the shape;
+ * `top` 1, entries that read every non-empty group's top card, by the shape and those cards' holders. */
+static inline int32_t *chain(const Core *s, const Key *shape, const uint32_t *pat, int top) {
+    uint64_t tops = 0;
+    if (top)
+        for (int g = 0; g < s->ngroups; g++) tops = tops << 2 | (pat[g] & 3);
     uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
-                 shape->k[2] * 0x165667B19E3779F9ULL;
+                 shape->k[2] * 0x165667B19E3779F9ULL ^ (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
     h ^= h >> 29;
     return s->heads + ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
 }
@@ -190,7 +195,10 @@ static void tt_clear(Core *s) {
 /* Stores a bound found with relevance `rel`: in the entry of the same shape and pattern, else a new one. */
 static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *rel, int left, int target,
                      int result, int best) {
-    int32_t *head = chain(s, shape);
+    int top = 1;
+    for (int g = 0; g < s->ngroups; g++)
+        if (!rel->k[g] && (s->remaining & s->groups[g])) top = 0;
+    int32_t *head = chain(s, shape, pat, top);
     Entry *e = NULL;
     for (int32_t i = *head; i >= 0 && !e; i = s->tt[i].next)
         if (same_shape(&s->tt[i], shape) && !memcmp(&s->tt[i].rel, rel, sizeof *rel) && matches(s, &s->tt[i], pat))
@@ -198,7 +206,7 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
     if (!e) {
         if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
             tt_clear(s);
-            head = chain(s, shape);
+            head = chain(s, shape, pat, top);
         }
         e = &s->tt[s->tt_used];
         e->next = *head;
@@ -474,7 +482,8 @@ static int boundary(Core *s, int target, Rel *rel) {
     int hint = NO_CARD;
     if (s->flags & F_TT) {
         describe(s, &shape, pat);
-        for (int32_t i = *chain(s, &shape); i >= 0; i = s->tt[i].next) {
+        for (int k = 0; k < 2; k++)
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
             Entry *e = &s->tt[i];
             if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
             if (e->lo >= target || e->hi < target) {
@@ -533,7 +542,8 @@ static int value(Core *s) {
         Key shape;
         uint32_t pat[MAXG];
         describe(s, &shape, pat);
-        for (int32_t i = *chain(s, &shape); i >= 0; i = s->tt[i].next) {
+        for (int k = 0; k < 2; k++)
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
             const Entry *e = &s->tt[i];
             if (same_shape(e, &shape) && matches(s, e, pat)) {
                 if (e->lo > lo) lo = e->lo;
