@@ -133,8 +133,8 @@ def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | 
     for card in deal.cards:
         seat = solver.to_play()
         solver.play(card)
-        after = solver.value()
         before = values[-1]
+        after = solver.value_from(before, rising=not NS >> seat & 1)
         seats.append(seat)
         costs.append(before - after if NS >> seat & 1 else after - before)
         values.append(after)

@@ -252,6 +252,32 @@ class DealSolver:
                 hi = target - 1
         return self.won + lo
 
+    def value_from(self, known: int, rising: bool) -> int:
+        """:meth:`value`, knowing it is at least ``known`` (``rising``) or at most ``known``.
+
+        After a card, the side's value cannot have moved against the player who
+        played it: it did not rise after the side's own card, nor fall after an
+        opponent's.  Most cards cost nothing, so one search usually settles it.
+        """
+        lo, hi = self.won, self.won + self.tricks_left()
+        if rising:
+            lo = max(lo, known)
+            if lo >= hi or not self.at_least(lo + 1 - self.won):
+                return lo
+            lo += 1
+        else:
+            hi = min(hi, known)
+            if hi <= lo or self.at_least(hi - self.won):
+                return hi
+            hi -= 1
+        while lo < hi:
+            target = (lo + hi + 1) // 2
+            if self.at_least(target - self.won):
+                lo = target
+            else:
+                hi = target - 1
+        return lo
+
     def at_least(self, target: int) -> bool:
         """Whether the side can win ``target`` or more of the remaining tricks."""
         if self.core is not None:
