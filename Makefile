@@ -10,7 +10,7 @@ SEED   ?= 2026
 .PHONY: install demo test lint format bench schema clean
 
 # Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
-$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py
+$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py pipeline/backalley/_ddcore.c
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
