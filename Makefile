@@ -12,7 +12,7 @@ RULESET_GAMES ?= 40
 .PHONY: install demo test lint format bench schema clean
 
 # Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
-$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py
+$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py pipeline/backalley/_ddcore.c
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -37,6 +37,9 @@ demo: $(STAMP)
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary WHERE ruleset = 'standard' AND options = '' ORDER BY pts_per_deal DESC LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, declarations, declarations_made, auctions_won FROM player_summary WHERE ruleset = 'pereulok' ORDER BY auctions_won DESC, player LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
+	@echo; echo "== double-dummy analysis of the deals of up to 9 cards a hand (larger ones take up to seconds each: run analyze without --max-cards for them)"
+	@$(BIN)/backalley analyze --db $(DB) --max-cards 9 || echo "(exit status $$?: deals that break a rule of play are not analysed, as expected)"
+	$(BIN)/backalley query --db $(DB) "SELECT hand_size AS cards, count(*) AS deals, round(avg(dd_ns), 2) AS ns_makeable, round(avg(cost_ns + cost_ew), 2) AS tricks_lost_per_deal FROM dd_deals WHERE analysed GROUP BY hand_size ORDER BY hand_size"
 	@echo; echo "== the service (not started by the demo): upload over HTTP, browse games and deals"
 	@echo "  $(BIN)/backalley token create club --db $(DB)   # prints an API token, once"
 	@echo "  $(BIN)/backalley serve --db $(DB)               # then browse http://127.0.0.1:8000/"

@@ -70,7 +70,19 @@ def extensions() -> list[Any]:
         encoding="utf-8",
     )
     paths = [str((PACKAGE / f"{name}.py").relative_to(HERE)) for name in (*COMPILED, "_build")]
-    return list(mypycify(paths, opt_level="3", group_name="backalley"))
+    return [*mypycify(paths, opt_level="3", group_name="backalley"), solver_extension()]
+
+
+# --- the double-dummy search in C ------------------------------------------------------------------
+# ``backalley/_ddcore.c``: a plain C extension (no dependency beyond the Python headers).  It is
+# built with the mypyc modules, so BACKALLEY_PURE_PYTHON=1 and a failed C build both leave it out;
+# ``backalley.solver`` then searches in Python, with the same values.
+
+
+def solver_extension() -> Any:
+    from setuptools import Extension
+
+    return Extension("backalley._ddcore", ["pipeline/backalley/_ddcore.c"], extra_compile_args=["-O2"])
 
 
 # --- backalley._fastplay: the replay's trick loop in C (pipeline/backalley/_fastplay.c) ---------

@@ -12,7 +12,7 @@ file, each stage in its own process (the median of ``--reps`` runs):
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
 4. ``report``: ``backalley report`` for the ingested database;
 5. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
-   on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes);
+   on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes; and whole games);
 6. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
    games of it, then ``parse`` and ``validate --json --workers 1`` pinned to one core,
    interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
@@ -178,7 +178,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--readme", action="store_true", help="rewrite the benchmark table in README.md")
     ap.add_argument("--skip", default="", help="comma-separated stages to skip")
-    ap.add_argument("--solver-sizes", default="1-9", help="hand sizes for the analyze stage (default 1-9)")
+    ap.add_argument("--solver-sizes", default="1-13", help="hand sizes for the analyze stage (default 1-13)")
     ap.add_argument(
         "--rulesets",
         default=",".join(RULESET_STAGES),
@@ -386,16 +386,25 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
 
 
 def solver_stage(sizes: str) -> list[dict[str, Any]]:
-    """The analyze stage: ``solver_bench.py --json``, one row per hand size."""
+    """The analyze stage: ``solver_bench.py --json``, one row per hand size, then 3 whole games with costs."""
     cmd = [sys.executable, str(ROOT / "benchmarks" / "solver_bench.py"), "--sizes", sizes]
     proc = subprocess.run(
-        [*cmd, "--deals", "20", "--budget", "30", "--json"], capture_output=True, text=True, check=True
+        [*cmd, "--deals", "20", "--budget", "30", "--games", "3", "--json"], capture_output=True, text=True, check=True
     )
     rows = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
     for r in rows:
+        if "whole_game" in r:
+            g = r["whole_game"]
+            print(
+                f"analyze whole game (25 deals, costs) x{g['games']}: median {g['median_s']} s, "
+                f"CPU median {g['cpu_median_s']} s",
+                flush=True,
+            )
+            continue
         print(
             f"analyze n={r['hand_size']:<3} {r['deals']:>3} deals  median {r['median_ms']:>9.1f} ms  "
-            f"p95 {r['p95_ms']:>9.1f} ms  nodes {r['median_nodes']:>9}",
+            f"p95 {r['p95_ms']:>9.1f} ms  CPU median {r['cpu_median_ms']:>9.1f} ms  p95 {r['cpu_p95_ms']:>9.1f} ms  "
+            f"nodes {r['median_nodes']:>9}",
             flush=True,
         )
     return rows

@@ -1,6 +1,6 @@
 """Benchmark of the double-dummy solver: time and search nodes per deal, by hand size.
 
-    python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation]
+    python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation] [--games G]
 
 Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
 which fixes the opening leader and any board claim, as in ruleset
@@ -10,8 +10,10 @@ count actually solved is printed), and reports the median and 95th percentile
 time per deal and the median node count.  ``--costs`` times the values before
 and after every card of a bot's play too (what ``backalley analyze`` does per
 deal).  ``--ablation`` repeats each size with one pruning off at a time and
-prints the median nodes, to show what each pruning buys.  Not a test: nothing
-here asserts a speed.
+prints the median nodes, to show what each pruning buys.  ``--games G`` times
+G whole 25-deal games (13 cards a hand down to 1 and back) with costs.  Times
+are wall clock and this process's CPU time (the machine may be shared: the CPU
+time is the one-core figure).  Not a test: nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from backalley.analysis import NS, PlayedDeal, solve_deal
 from backalley.cards import NUM_CARDS
 from backalley.engine import DealState
 from backalley.simulate import choose_bid, choose_play, player_pool
-from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 
 
 def bot_deal(rng: random.Random, n: int) -> DealState:
@@ -61,15 +63,16 @@ def as_played(st: DealState) -> PlayedDeal:
     return PlayedDeal(hands, st.trump, st.contracts.board_claimers, st.tricks[0][0], cards)
 
 
-def measure(deal: PlayedDeal, costs: bool, pruning: Pruning) -> tuple[float, int]:
-    t0 = time.perf_counter()
+def measure(deal: PlayedDeal, costs: bool, pruning: Pruning) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (this process: the figure that a busy machine distorts least) and nodes."""
+    t0, c0 = time.perf_counter(), time.process_time()
     if costs:
         nodes = solve_deal(deal, pruning).nodes
     else:
         solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
         solver.value()
         nodes = solver.nodes
-    return time.perf_counter() - t0, nodes
+    return time.perf_counter() - t0, time.process_time() - c0, nodes
 
 
 def p95(values: list[float]) -> float:
@@ -80,11 +83,13 @@ def p95(values: list[float]) -> float:
 def bench_size(n: int, args: argparse.Namespace, pruning: Pruning) -> dict[str, Any]:
     rng = random.Random(args.seed * 100 + n)
     times: list[float] = []
+    cpu: list[float] = []
     nodes: list[int] = []
     spent = 0.0
     while len(times) < args.deals and spent < args.budget:
-        seconds, count = measure(as_played(bot_deal(rng, n)), args.costs, pruning)
+        seconds, cpu_seconds, count = measure(as_played(bot_deal(rng, n)), args.costs, pruning)
         times.append(seconds)
+        cpu.append(cpu_seconds)
         nodes.append(count)
         spent += seconds
     return {
@@ -93,8 +98,33 @@ def bench_size(n: int, args: argparse.Namespace, pruning: Pruning) -> dict[str, 
         "median_ms": round(1000 * statistics.median(times), 1),
         "p95_ms": round(1000 * p95(times), 1),
         "max_ms": round(1000 * max(times), 1),
+        "cpu_median_ms": round(1000 * statistics.median(cpu), 1),
+        "cpu_p95_ms": round(1000 * p95(cpu), 1),
         "median_nodes": int(statistics.median(nodes)),
-        "us_per_node": round(1e6 * sum(times) / max(1, sum(nodes)), 1),
+        "p95_nodes": int(p95([float(x) for x in nodes])),
+        "us_per_node": round(1e6 * sum(cpu) / max(1, sum(nodes)), 2),
+    }
+
+
+def bench_games(args: argparse.Namespace) -> dict[str, Any]:
+    """Whole games: the 25 deals of a ``standard`` schedule (13 cards down to 1 and back), with costs."""
+    rng = random.Random(args.seed)
+    walls: list[float] = []
+    cpus: list[float] = []
+    for _ in range(args.games):
+        wall = cpu = 0.0
+        for number in range(1, 26):
+            seconds, cpu_seconds, _ = measure(as_played(bot_deal(rng, abs(number - 13) + 1)), True, ALL_PRUNING)
+            wall += seconds
+            cpu += cpu_seconds
+        walls.append(wall)
+        cpus.append(cpu)
+    return {
+        "games": len(walls),
+        "median_s": round(statistics.median(walls), 2),
+        "max_s": round(max(walls), 2),
+        "cpu_median_s": round(statistics.median(cpus), 2),
+        "cpu_max_s": round(max(cpus), 2),
     }
 
 
@@ -114,8 +144,9 @@ def main() -> None:
     parser.add_argument("--costs", action="store_true", help="also the value before and after every card")
     parser.add_argument("--ablation", action="store_true", help="each pruning off in turn (median nodes)")
     parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
+    parser.add_argument("--games", type=int, default=0, help="also time this many whole 25-deal games, with costs")
     args = parser.parse_args()
-    build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    build = "C search" if NATIVE else "compiled (mypyc)" if backalley.compiled() else "pure Python"
     mode = "values before and after every card" if args.costs else "value before the opening lead"
     print(f"# solver: {build}; {mode}; seed {args.seed}", file=sys.stderr)
     variants = [("all", ALL_PRUNING)]
@@ -132,9 +163,20 @@ def main() -> None:
                 print(
                     f"n={n:>2} {name:<12} deals {row['deals']:>3}  median {row['median_ms']:>9.1f} ms  "
                     f"p95 {row['p95_ms']:>9.1f} ms  max {row['max_ms']:>9.1f} ms  "
-                    f"nodes {row['median_nodes']:>9}  {row['us_per_node']:>5.1f} us/node",
+                    f"cpu median {row['cpu_median_ms']:>9.1f} ms  p95 {row['cpu_p95_ms']:>9.1f} ms  "
+                    f"nodes {row['median_nodes']:>9} (p95 {row['p95_nodes']})  {row['us_per_node']:>5.2f} us/node",
                     flush=True,
                 )
+    if args.games:
+        row = bench_games(args)
+        if args.json:
+            print(json.dumps({"whole_game": row}), flush=True)
+        else:
+            print(
+                f"whole game (25 deals, costs) x{row['games']}: median {row['median_s']} s  max {row['max_s']} s  "
+                f"cpu median {row['cpu_median_s']} s  max {row['cpu_max_s']} s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ def _use_installed(bin_dir: Path, tmp: Path, compiled: bool) -> None:
     version = _run([backalley, "--version"], cwd=work).stdout
     assert "record formats:" in version and "rulesets:" in version and "standard" in version
     assert ("compiled (mypyc)" in version) is compiled, version
+    assert ("solver search: C" in version) is compiled, version  # the C search is built with the mypyc modules
     assert _run([str(bin_dir / "python"), "-m", "backalley", "--version"], cwd=work).stdout == version
     no_pipeline = subprocess.run([str(bin_dir / "python"), "-c", "import pipeline"], capture_output=True, cwd=work)
     assert no_pipeline.returncode != 0
@@ -118,4 +119,5 @@ def test_failed_c_build_falls_back_to_pure_python_with_one_warning(tmp_path: Pat
     with zipfile.ZipFile(wheel) as zf:
         assert not [n for n in zf.namelist() if n.endswith(".so")]
     bin_dir = _venv_with(wheel, tmp_path)
-    assert "replay: pure Python" in _run([str(bin_dir / "backalley"), "--version"], cwd=tmp_path).stdout
+    version = _run([str(bin_dir / "backalley"), "--version"], cwd=tmp_path).stdout
+    assert "replay: pure Python" in version and "solver search: pure Python" in version

@@ -240,3 +240,22 @@ def test_play_refuses_an_illegal_card() -> None:
     not_held = next(c for c in range(NUM_CARDS) if not solver.hands[0] >> c & 1)
     with pytest.raises(ValueError, match="not a legal play"):
         solver.play(not_held)
+
+
+def test_value_from_a_known_bound_is_the_value() -> None:
+    rng = random.Random(21)
+    for _ in range(int(60 * SCALE)):
+        n = rng.randint(1, 6)
+        st = random_deal(rng, n)
+        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW])
+        solver = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
+        before = solver.value()
+        while solver.tricks_left():
+            seat = solver.to_play()
+            solver.play(rng.choice(list(cards_of(solver.legal()))))
+            fresh = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
+            fresh.hands, fresh.remaining, fresh.leader = list(solver.hands), solver.remaining, solver.leader
+            fresh.trick, fresh.broken, fresh.won = list(solver.trick), solver.broken, solver.won
+            after = solver.value_from(before, rising=not side >> seat & 1)
+            assert after == fresh.value()
+            before = after

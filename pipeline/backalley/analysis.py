@@ -123,9 +123,9 @@ def played_deal(outcome: DealOutcome) -> PlayedDeal:
     )
 
 
-def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING) -> DealValues:
-    """The values before and after every card of the play, and each card's cost."""
-    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
+def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | None = None) -> DealValues:
+    """The values before and after every card of the play, and each card's cost (``native``: see DealSolver)."""
+    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning, native)
     n = deal.hands[deal.leader].bit_count()
     values = [solver.value()]
     seats: list[int] = []
@@ -133,8 +133,8 @@ def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING) -> DealValues:
     for card in deal.cards:
         seat = solver.to_play()
         solver.play(card)
-        after = solver.value()
         before = values[-1]
+        after = solver.value_from(before, rising=not NS >> seat & 1)
         seats.append(seat)
         costs.append(before - after if NS >> seat & 1 else after - before)
         values.append(after)

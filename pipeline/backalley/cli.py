@@ -46,11 +46,16 @@ out = Console(highlight=False, soft_wrap=True)
 def version_text() -> str:
     """``backalley --version``: the package, the record formats it reads, the rulesets it knows."""
     import backalley
+    from backalley import solver
 
     build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
     formats = ", ".join(str(v) for v in record.FORMAT_VERSIONS)
     rulesets = ", ".join(record.RULESETS)
-    return f"backalley {backalley.__version__}\nrecord formats: {formats}\nrulesets: {rulesets}\nreplay: {build}\n"
+    search = "C" if solver.NATIVE else "pure Python"
+    return (
+        f"backalley {backalley.__version__}\nrecord formats: {formats}\nrulesets: {rulesets}\nreplay: {build}\n"
+        f"solver search: {search}\n"
+    )
 
 
 def _version(value: bool) -> None:

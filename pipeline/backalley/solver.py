@@ -23,16 +23,40 @@ compare every combination with a plain minimax):
 
 Every rule the search needs comes from :class:`SolverRules`, the one place
 that adapts :mod:`backalley.rules` to the solver.
+
+The same search runs in C (``_ddcore.c``) when setup.py has built it
+(:data:`NATIVE`): :meth:`SolverRules.tables` hands it every rule as tables,
+and its transposition table goes further, as DDS's partition search does (an
+entry serves every position whose relevant top cards have the same holders).
+The Python search here is the reference: the tests compare the two.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from backalley.cards import NUM_CARDS, TRUMP_MASK, highest
 from backalley.rules import STANDARD
-from backalley.rules.base import FREE
+from backalley.rules.base import FREE, HIGHEST_TRUMP, LOWEST_TRUMP
+
+
+def _load_core() -> Any:
+    """The C search (setup.py builds it unless BACKALLEY_PURE_PYTHON=1 or the C build fails), or None."""
+    if os.environ.get("BACKALLEY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from backalley import _ddcore
+    except ImportError:  # pragma: no cover - depends on the build
+        return None
+    return _ddcore
+
+
+_DDCORE: Any = _load_core()
+#: Whether :class:`DealSolver` searches in C by default (same values as the Python search, faster).
+NATIVE = _DDCORE is not None
 
 
 # Not ``frozen``: a frozen dataclass compiled by mypyc cannot be unpickled (analysis workers get these).
@@ -74,6 +98,35 @@ class SolverRules:
         """A card whose lead obeys a rule of its own (a Blooper): never equivalent to another."""
         return STANDARD.forced_follow(card, self.trump, 1) != FREE
 
+    def tables(self) -> dict[str, Any]:
+        """The rules as the C search takes them (see ``_ddcore.c``), all asked of the ruleset (memoised)."""
+        key = self.trump << 4 | self.board_claimers
+        got = _TABLES.get(key)
+        if got is None:
+            got = _TABLES[key] = self._build_tables()
+        return got
+
+    def _build_tables(self) -> dict[str, Any]:
+        cards = range(NUM_CARDS)
+        trump, deck = self.trump, (1 << NUM_CARDS) - 1
+        forced_code = {FREE: 0, HIGHEST_TRUMP: 1, LOWEST_TRUMP: 2}
+        return {
+            "exempt": self.board_claimers,
+            "follow": [STANDARD.follow_mask(c, trump) for c in cards],
+            "forced": [forced_code[STANDARD.forced_follow(c, trump, pos)] for pos in (1, 2, 3) for c in cards],
+            "forced_pool": STANDARD.trump_mask(trump),
+            "winkey": [STANDARD.win_key(x, c, trump) for c in cards for x in cards],
+            "lead_block": deck & ~STANDARD.legal_leads(deck, trump, False, False),
+            "breaks": sum(1 << c for c in cards if STANDARD.breaks_trump([c], trump)),
+            "suit": [self.suit_of(c) for c in cards],
+            "special": sum(1 << c for c in cards if self.special_lead(c)),
+            "trumps": self.trumps(),
+        }
+
+
+#: :meth:`SolverRules.tables` by trump and board claimers (80 entries at most).
+_TABLES: dict[int, dict[str, Any]] = {}
+
 
 @dataclass(slots=True)
 class Pruning:
@@ -109,7 +162,9 @@ class DealSolver:
         rules_: SolverRules,
         side: int,
         pruning: Pruning = ALL_PRUNING,
+        native: bool | None = None,
     ) -> None:
+        """``native``: search in C (``None``: when it is built); the values are the same either way."""
         self.rules = rules_
         self.trump_mask = rules_.trumps()
         self.side = side
@@ -139,6 +194,9 @@ class DealSolver:
         self.tt: dict[int, int] = {}
         self.best: dict[int, int] = {}
         self.nodes = 0
+        self.core: Any = None
+        if native or (native is None and NATIVE):
+            self.core = _new_core(self.hands, rules_, side, pruning)
 
     # -- the position --------------------------------------------------------------------
 
@@ -178,6 +236,10 @@ class DealSolver:
 
     def value(self) -> int:
         """The side's tricks in the whole deal (won so far plus the best it can force from here)."""
+        if self.core is not None:
+            lo = self.core.value(self.hands, self.leader, self.trick, self.broken)
+            self.nodes = self.core.nodes
+            return self.won + int(lo)
         lo, hi = 0, self.tricks_left()
         bounds = self.tt.get(self._rel_key()) if not self.trick and self.pruning.tt else None
         if bounds is not None:
@@ -190,8 +252,38 @@ class DealSolver:
                 hi = target - 1
         return self.won + lo
 
+    def value_from(self, known: int, rising: bool) -> int:
+        """:meth:`value`, knowing it is at least ``known`` (``rising``) or at most ``known``.
+
+        After a card, the side's value cannot have moved against the player who
+        played it: it did not rise after the side's own card, nor fall after an
+        opponent's.  Most cards cost nothing, so one search usually settles it.
+        """
+        lo, hi = self.won, self.won + self.tricks_left()
+        if rising:
+            lo = max(lo, known)
+            if lo >= hi or not self.at_least(lo + 1 - self.won):
+                return lo
+            lo += 1
+        else:
+            hi = min(hi, known)
+            if hi <= lo or self.at_least(hi - self.won):
+                return hi
+            hi -= 1
+        while lo < hi:
+            target = (lo + hi + 1) // 2
+            if self.at_least(target - self.won):
+                lo = target
+            else:
+                hi = target - 1
+        return lo
+
     def at_least(self, target: int) -> bool:
         """Whether the side can win ``target`` or more of the remaining tricks."""
+        if self.core is not None:
+            result = bool(self.core.at_least(self.hands, self.leader, self.trick, self.broken, target))
+            self.nodes = self.core.nodes
+            return result
         return self._node(target)
 
     # -- the search -----------------------------------------------------------------------
@@ -447,6 +539,14 @@ def _top_trumps(solver: DealSolver, trumps: int, sure: list[int]) -> None:
     index = 0 if mine else 1
     if count > sure[index]:
         sure[index] = count
+
+
+def _new_core(hands: Sequence[int], rules_: SolverRules, side: int, pruning: Pruning) -> Any:
+    """The C search for one deal; its transposition table grows with the hand size."""
+    flags = pruning.tt | pruning.equivalence << 1 | pruning.quick_tricks << 2 | pruning.ordering << 3
+    n = max(hand.bit_count() for hand in hands)
+    tt_bits = max(6, min(18, n + 6))
+    return _DDCORE.Core(hands=list(hands), side=side, flags=flags, tt_bits=tt_bits, **rules_.tables())
 
 
 _PACKED: dict[int, int] = {}

@@ -1,0 +1,777 @@
+/* The double-dummy search of backalley.solver, in C (optional: solver.py falls back to Python).
+ *
+ * This file decides no rule of the game.  Every rule arrives as tables that
+ * backalley.solver.SolverRules.tables() builds from the ruleset (cards are
+ * ints 0..53, hands are 64-bit masks):
+ *
+ *   follow[led]          the cards that follow a lead of `led`;
+ *   forced[pos][led]     0, or what the follower at position pos+1 must play
+ *                        after `led` beyond suit: 1 its highest, 2 its lowest
+ *                        card of `forced_pool` (a Blooper lead);
+ *   winkey[led][card]    how strongly `card` bids for a trick led with `led`
+ *                        (the highest key wins);
+ *   lead_block           cards nobody leads while trump is unbroken, unless
+ *                        exempt (board claimers) or holding nothing else;
+ *   breaks               a complete trick holding one of these breaks trump;
+ *   suit[card]           the cards ranked with `card` (a higher index ranks higher);
+ *   special              cards whose lead has a rule of its own (never merged);
+ *   trumps               the trump cards (for the quick-trick bounds).
+ *
+ * The search is the one of solver.py (see its docstring): a null-window
+ * "can the side win `target` more tricks?" alpha-beta, a transposition table
+ * at trick boundaries keyed by the relative ranks, equivalent cards merged,
+ * quick-trick bounds and move ordering, each switchable by a flag bit.  The
+ * tests compare it with the Python search and a plain minimax.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NC 54
+#define MAXG 6
+#define F_TT 1
+#define F_EQ 2
+#define F_QT 4
+#define F_ORD 8
+#define NO_CARD 255
+
+/* Which cards of a position its result depends on: per group, the top `k[g]` remaining cards
+ * (their holders); below them only how many cards of the group each hand holds matters. */
+typedef struct {
+    uint8_t k[MAXG];
+} Rel;
+
+typedef struct {
+    uint64_t k[3];
+    int bits;
+} Key;
+
+/* A transposition entry: bounds on the side's tricks for every position with this shape (cards per
+ * hand per group, leader, trump broken, holders of the special cards) whose top `rel.k[g]` cards
+ * of each group have the holders in `pat[g]` (2 bits a card, the highest first). */
+typedef struct {
+    uint64_t shape[3];
+    uint32_t pat[MAXG];
+    Rel rel;
+    uint8_t lo, hi, best, used;
+    int32_t next; /* the next entry of the same hash chain, or -1 */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    uint64_t follow[NC];
+    uint8_t forced[3][NC];
+    uint64_t forced_pool;
+    uint16_t winkey[NC][NC];
+    uint64_t lead_block, breaks, special, trumps;
+    uint64_t suit[NC];
+    uint64_t groups[MAXG];
+    int ngroups;
+    uint64_t plain[MAXG];
+    int nplain;
+    int exempt, side, flags;
+    int8_t owner[NC];
+    int8_t gidx[NC]; /* each card's group */
+    uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
+    /* the position */
+    uint64_t hands[4], remaining;
+    int leader, ntrick, broken;
+    int trick[4];
+    /* the transposition table: buckets of 4 entries */
+    Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
+    int32_t *heads; /* per hash of the shape, its first entry (-1: none) */
+    uint64_t tt_mask; /* hash count - 1 */
+    int32_t tt_used, tt_cap;
+    unsigned long long nodes;
+} Core;
+
+static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+static inline int top_bit(uint64_t x) { return 63 - __builtin_clzll(x); } /* x != 0 */
+static inline int low_bit(uint64_t x) { return __builtin_ctzll(x); }      /* x != 0 */
+static inline int bitlen(uint64_t x) { return x ? 64 - __builtin_clzll(x) : 0; }
+
+/* --- rules from the tables ------------------------------------------------------------------ */
+
+static uint64_t leads(const Core *s, uint64_t hand, int seat) {
+    if (s->broken || (s->exempt >> seat & 1) || !(hand & ~s->lead_block)) return hand;
+    return hand & ~s->lead_block;
+}
+
+static uint64_t follows(const Core *s, uint64_t hand, int led, int pos) {
+    int forced = s->forced[pos - 1][led];
+    if (forced) {
+        uint64_t pool = hand & s->forced_pool;
+        if (!pool) return hand;
+        return 1ULL << (forced == 1 ? top_bit(pool) : low_bit(pool));
+    }
+    uint64_t m = hand & s->follow[led];
+    return m ? m : hand;
+}
+
+static uint64_t legal(const Core *s) {
+    int seat = (s->leader + s->ntrick) & 3;
+    if (s->ntrick) return follows(s, s->hands[seat], s->trick[0], s->ntrick);
+    return leads(s, s->hands[seat], seat);
+}
+
+/* Position (0 = leader) of the card winning the first n cards of the trick. */
+static int winner_of(const Core *s, const int *trick, int n) {
+    const uint16_t *keys = s->winkey[trick[0]];
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (keys[trick[i]] > keys[trick[best]]) best = i;
+    return best;
+}
+
+/* --- the transposition table (partition search) --------------------------------------------- */
+
+static inline void push(Key *key, uint64_t value, int n) {
+    int w = key->bits >> 6, off = key->bits & 63;
+    key->k[w] |= value << off;
+    if (off + n > 64) key->k[w + 1] |= value >> (64 - off);
+    key->bits += n;
+}
+
+/* The position's shape, and per group the holders of its remaining cards from the highest down. */
+static void describe(const Core *s, Key *shape, uint32_t *pat) {
+    memset(shape, 0, sizeof *shape);
+    push(shape, (uint64_t)s->leader << 1 | (uint64_t)s->broken, 3);
+    uint64_t sp = s->special;
+    while (sp) { /* special cards keep their identity and their holder */
+        int c = low_bit(sp);
+        sp &= sp - 1;
+        push(shape, (s->remaining >> c & 1) ? (uint64_t)s->owner[c] + 1 : 0, 3);
+    }
+    for (int g = 0; g < s->ngroups; g++) {
+        uint64_t grp = s->groups[g];
+        for (int seat = 0; seat < 4; seat++) push(shape, (uint64_t)popc(s->hands[seat] & grp), 4);
+        uint64_t m = s->remaining & grp;
+        uint32_t p = 0;
+        for (int i = 0; m; i++) {
+            int c = top_bit(m);
+            m ^= 1ULL << c;
+            p |= (uint32_t)s->owner[c] << (2 * i);
+        }
+        pat[g] = p;
+    }
+}
+
+static inline uint32_t prefix_mask(int k) { return k >= 16 ? 0xFFFFFFFFu : (1u << (2 * k)) - 1; }
+
+/* The chains of a position: `top` 0, entries that may ignore some group's top card, by the shape;
+ * `top` 1, entries that read every non-empty group's top card, by the shape and those cards' holders. */
+static inline int32_t *chain(const Core *s, const Key *shape, const uint32_t *pat, int top) {
+    uint64_t tops = 0;
+    if (top)
+        for (int g = 0; g < s->ngroups; g++) tops = tops << 2 | (pat[g] & 3);
+    uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
+                 shape->k[2] * 0x165667B19E3779F9ULL ^ (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
+    h ^= h >> 29;
+    return s->heads + ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
+}
+
+static inline int same_shape(const Entry *e, const Key *shape) {
+    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1] && e->shape[2] == shape->k[2];
+}
+
+static int matches(const Core *s, const Entry *e, const uint32_t *pat) {
+    for (int g = 0; g < s->ngroups; g++)
+        if ((pat[g] ^ e->pat[g]) & prefix_mask(e->rel.k[g])) return 0;
+    return 1;
+}
+
+static void tt_clear(Core *s) {
+    memset(s->heads, 0xFF, (size_t)(s->tt_mask + 1) * sizeof(int32_t));
+    s->tt_used = 0;
+}
+
+/* Stores a bound found with relevance `rel`: in the entry of the same shape and pattern, else a new one. */
+static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *rel, int left, int target,
+                     int result, int best) {
+    int top = 1;
+    for (int g = 0; g < s->ngroups; g++)
+        if (!rel->k[g] && (s->remaining & s->groups[g])) top = 0;
+    int32_t *head = chain(s, shape, pat, top);
+    Entry *e = NULL;
+    for (int32_t i = *head; i >= 0 && !e; i = s->tt[i].next)
+        if (same_shape(&s->tt[i], shape) && !memcmp(&s->tt[i].rel, rel, sizeof *rel) && matches(s, &s->tt[i], pat))
+            e = &s->tt[i];
+    if (!e) {
+        if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
+            tt_clear(s);
+            head = chain(s, shape, pat, top);
+        }
+        e = &s->tt[s->tt_used];
+        e->next = *head;
+        *head = s->tt_used++;
+        memcpy(e->shape, shape->k, sizeof e->shape);
+        e->rel = *rel;
+        for (int g = 0; g < MAXG; g++) e->pat[g] = g < s->ngroups ? pat[g] & prefix_mask(rel->k[g]) : 0;
+        e->lo = 0;
+        e->hi = (uint8_t)left;
+        e->best = NO_CARD;
+        e->used = 1;
+    }
+    if (result) {
+        if (e->lo < target) e->lo = (uint8_t)target;
+    } else if (e->hi > target - 1) {
+        e->hi = (uint8_t)(target - 1);
+    }
+    if (best >= 0) e->best = (uint8_t)best;
+}
+
+static inline void rel_union(const Core *s, Rel *a, const Rel *b) {
+    for (int g = 0; g < s->ngroups; g++)
+        if (b->k[g] > a->k[g]) a->k[g] = b->k[g];
+}
+
+/* Relevance so far of the cards from `c` up in its group (`among`: the cards present). */
+static inline void rel_cover(const Core *s, Rel *r, int c, uint64_t among) {
+    int g = s->gidx[c];
+    int k = popc(among & s->groups[g] & ~((1ULL << c) - 1));
+    if (k > r->k[g]) r->k[g] = (uint8_t)k;
+}
+
+/* --- quick tricks ------------------------------------------------------------------------------ */
+
+/* The top trumps held by one side each win the trick they fall in (two at most a trick per partnership). */
+static void top_trumps(const Core *s, uint64_t trumps, int *sure, Rel *rel) {
+    int first = s->owner[top_bit(trumps)];
+    int mine = s->side >> first & 1;
+    int per_seat[4] = {0, 0, 0, 0};
+    int run = 0;
+    while (trumps) {
+        int c = top_bit(trumps);
+        int seat = s->owner[c];
+        if ((s->side >> seat & 1) != mine) break;
+        per_seat[seat]++;
+        run++;
+        trumps ^= 1ULL << c;
+    }
+    rel_cover(s, rel, trumps ? top_bit(trumps) : low_bit(s->remaining & s->trumps), s->remaining);
+    int team = mine ? s->side : ~s->side & 15;
+    int players = popc((uint64_t)team);
+    int count = (run + players - 1) / players;
+    for (int i = 0; i < 4; i++)
+        if (per_seat[i] > count) count = per_seat[i];
+    int index = mine ? 0 : 1;
+    if (count > sure[index]) sure[index] = count;
+}
+
+/* Tricks the leader takes by leading its top cards of the plain suits, one after another. */
+static int cashable(const Core *s, Rel *rel) {
+    int leader = s->leader;
+    uint64_t hand = s->hands[leader], tm = s->trumps;
+    int team = (s->side >> leader & 1) ? s->side : ~s->side & 15;
+    uint64_t others = s->remaining & ~hand;
+    int limit = 13;
+    for (int seat = 0; seat < 4; seat++)
+        if (seat != leader && (team >> seat & 1) && (s->hands[seat] & tm)) {
+            int plain = popc(s->hands[seat] & ~tm);
+            if (plain < limit) limit = plain;
+        }
+    int total = 0;
+    for (int g = 0; g < s->nplain; g++) {
+        uint64_t suit = s->plain[g], held = hand & suit;
+        if (!held) continue;
+        uint64_t rest = others & suit;
+        int top = rest ? popc(held >> bitlen(rest)) : popc(held);
+        rel_cover(s, rel, rest ? top_bit(rest) : low_bit(held), s->remaining);
+        for (int seat = 0; seat < 4; seat++)
+            if (top && !(team >> seat & 1) && (s->hands[seat] & tm)) {
+                int n = popc(s->hands[seat] & suit);
+                if (n < top) top = n;
+            }
+        total += top;
+    }
+    return total < limit ? total : limit;
+}
+
+static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *rel) {
+    int sure[2] = {0, 0};
+    uint64_t trumps = s->remaining & s->trumps;
+    if (trumps) top_trumps(s, trumps, sure, rel);
+    sure[(s->side >> s->leader & 1) ? 0 : 1] += cashable(s, rel);
+    *mine = sure[0] < left ? sure[0] : left;
+    *theirs = sure[1] < left ? sure[1] : left;
+}
+
+/* --- move generation ------------------------------------------------------------------------- */
+
+/* The highest card of each run of `moves` adjacent among the unplayed cards (high first). */
+static int classes(const Core *s, uint64_t moves, int *out) {
+    uint64_t present = s->remaining;
+    for (int i = 0; i < s->ntrick; i++) present |= 1ULL << s->trick[i];
+    int n = 0;
+    uint64_t m = moves;
+    while (m) {
+        int c = top_bit(m);
+        uint64_t bit = 1ULL << c;
+        m ^= bit;
+        out[n++] = c;
+        if (s->special & bit) continue;
+        uint64_t suit = s->suit[c];
+        for (;;) {
+            uint64_t below = present & suit & (bit - 1);
+            if (!below) break;
+            uint64_t next = 1ULL << top_bit(below);
+            if (!(m & next) || (s->special & next)) break;
+            m ^= next;
+            bit = next;
+        }
+    }
+    return n;
+}
+
+static int high_first(uint64_t m, int *out) {
+    int n = 0;
+    while (m) {
+        int c = top_bit(m);
+        m ^= 1ULL << c;
+        out[n++] = c;
+    }
+    return n;
+}
+
+/* How much a card is worth keeping: its rank among its group's cards, a trump above every plain card. */
+static inline int card_cost(const Core *s, int c) {
+    return popc(s->suit[c] & ((1ULL << c) - 1)) + ((s->trumps >> c & 1) ? 16 : 0);
+}
+
+/* The moves worth trying, best guess first (one card per class of equivalent cards). */
+static int order(const Core *s, int seat, uint64_t moves, int *cards) {
+    int n = (s->flags & F_EQ) ? classes(s, moves, cards) : high_first(moves, cards);
+    if (!(s->flags & F_ORD) || n < 2) return n;
+    int score[16];
+    if (!s->ntrick) {
+        /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then low. */
+        int mine = s->side >> seat & 1;
+        for (int i = 0; i < n; i++) {
+            int c = cards[i], cost = card_cost(s, c);
+            int top = s->owner[top_bit(s->remaining & s->suit[c])];
+            score[i] = top == seat ? 128 + cost : (s->side >> top & 1) == mine ? 64 - cost : -cost;
+        }
+    } else {
+        /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
+         * card that does not take it from a partner (a plain card before a trump, low before high). */
+        const uint16_t *keys = s->winkey[s->trick[0]];
+        int wpos = winner_of(s, s->trick, s->ntrick);
+        uint16_t best = keys[s->trick[wpos]];
+        int mine = s->side >> seat & 1;
+        int partner_winning = (s->side >> ((s->leader + wpos) & 3) & 1) == mine;
+        uint16_t later = 0; /* the best key an opponent still to play can reach */
+        for (int pos = s->ntrick + 1; pos < 4; pos++) {
+            int other = (s->leader + pos) & 3;
+            if ((s->side >> other & 1) == mine) continue;
+            uint64_t m = follows(s, s->hands[other], s->trick[0], pos);
+            while (m) {
+                int x = low_bit(m);
+                m &= m - 1;
+                if (keys[x] > later) later = keys[x];
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int c = cards[i], cost = card_cost(s, c);
+            int wins = keys[c] > best && keys[c] > later;
+            score[i] = partner_winning ? (wins ? -64 : 0) - cost : (wins ? 64 : 0) - cost;
+        }
+    }
+    const uint32_t *hist = s->history[seat];
+    int64_t key[16];
+    for (int i = 0; i < n; i++) key[i] = (int64_t)score[i] * 4294967296LL + hist[cards[i]];
+    for (int i = 1; i < n; i++) { /* insertion sort, best first; ties go to the moves that cut off most */
+        int c = cards[i], j = i - 1;
+        int64_t k = key[i];
+        while (j >= 0 && key[j] < k) {
+            cards[j + 1] = cards[j];
+            key[j + 1] = key[j];
+            j--;
+        }
+        cards[j + 1] = c;
+        key[j + 1] = k;
+    }
+    return n;
+}
+
+/* --- the search ---------------------------------------------------------------------------- */
+
+static int node(Core *s, int target, Rel *rel);
+
+static int child(Core *s, int seat, int card, int target, Rel *rel) {
+    uint64_t bit = 1ULL << card;
+    s->hands[seat] ^= bit;
+    s->remaining ^= bit;
+    s->trick[s->ntrick++] = card;
+    int result;
+    if (s->ntrick < 4) {
+        result = node(s, target, rel);
+    } else {
+        int leader = s->leader, broken = s->broken;
+        int wpos = winner_of(s, s->trick, 4), w = s->trick[wpos];
+        int winner = (leader + wpos) & 3;
+        uint64_t played = 1ULL << s->trick[0] | 1ULL << s->trick[1] | 1ULL << s->trick[2] | bit;
+        uint64_t present = s->remaining | played;
+        int saved[4];
+        memcpy(saved, s->trick, sizeof saved);
+        s->ntrick = 0;
+        s->leader = winner;
+        s->broken = broken || (played & s->breaks) != 0;
+        Rel below;
+        result = node(s, target - (s->side >> winner & 1), &below);
+        memcpy(s->trick, saved, sizeof saved);
+        s->leader = leader;
+        s->broken = broken;
+        s->ntrick = 4;
+        /* Relevance in the trick's terms: the same cards (the trick's cards close back in), and when
+         * the winner beat a card of its group by rank, every card down to the highest one it beat. */
+        memset(rel, 0, sizeof *rel);
+        for (int g = 0; g < s->ngroups; g++) {
+            uint64_t m = s->remaining & s->groups[g];
+            for (int i = 1; i < below.k[g]; i++) m &= ~(1ULL << top_bit(m));
+            if (below.k[g]) rel_cover(s, rel, top_bit(m), present);
+        }
+        int beaten = -1;
+        for (int i = 0; i < 4; i++)
+            if (i != wpos && s->gidx[saved[i]] == s->gidx[w] && saved[i] > beaten) beaten = saved[i];
+        if (beaten >= 0) rel_cover(s, rel, beaten, present);
+    }
+    s->ntrick--;
+    s->hands[seat] ^= bit;
+    s->remaining ^= bit;
+    return result;
+}
+
+/* Try each move; the side wants one success, the others one failure.  *best: the move that decided.
+ * Relevance: the deciding move's, else every move's. */
+static int try_moves(Core *s, int seat, const int *cards, int n, int target, int *best, Rel *rel) {
+    int mine = s->side >> seat & 1;
+    Rel all, r;
+    memset(&all, 0, sizeof all);
+    for (int i = 0; i < n; i++) {
+        if (child(s, seat, cards[i], target, &r) == mine) {
+            *best = cards[i];
+            *rel = r;
+            if (s->flags & F_ORD) {
+                int left = popc(s->hands[seat]) + 1;
+                if ((s->history[seat][cards[i]] += (uint32_t)(left * left)) > 0x7FFFFFFF)
+                    memset(s->history, 0, sizeof s->history);
+            }
+            return mine;
+        }
+        rel_union(s, &all, &r);
+    }
+    *rel = all;
+    return !mine;
+}
+
+static int boundary(Core *s, int target, Rel *rel) {
+    int leader = s->leader;
+    int left = popc(s->hands[leader]);
+    memset(rel, 0, sizeof *rel);
+    if (target <= 0) return 1;
+    if (target > left) return 0;
+    Key shape;
+    uint32_t pat[MAXG];
+    int hint = NO_CARD;
+    if (s->flags & F_TT) {
+        describe(s, &shape, pat);
+        for (int k = 0; k < 2; k++)
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+            Entry *e = &s->tt[i];
+            if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
+            if (e->lo >= target || e->hi < target) {
+                *rel = e->rel;
+                return e->lo >= target;
+            }
+            if (e->best != NO_CARD) hint = e->best;
+        }
+    }
+    if (s->flags & F_QT) {
+        int mine, theirs;
+        Rel q;
+        memset(&q, 0, sizeof q);
+        sure_tricks(s, left, &mine, &theirs, &q);
+        if (mine >= target || left - theirs < target) {
+            *rel = q;
+            return mine >= target;
+        }
+    }
+    int cards[16];
+    int n = order(s, leader, leads(s, s->hands[leader], leader), cards);
+    if ((s->flags & F_ORD) && hint != NO_CARD) {
+        for (int i = 1; i < n; i++)
+            if (cards[i] == hint) {
+                memmove(cards + 1, cards, (size_t)i * sizeof(int));
+                cards[0] = hint;
+                break;
+            }
+    }
+    int best = -1;
+    int result = try_moves(s, leader, cards, n, target, &best, rel);
+    if (s->flags & F_TT)
+        tt_store(s, &shape, pat, rel, left, target, result, result == (s->side >> leader & 1) ? best : -1);
+    return result;
+}
+
+static int node(Core *s, int target, Rel *rel) {
+    s->nodes++;
+    if (!s->ntrick) return boundary(s, target, rel);
+    int seat = (s->leader + s->ntrick) & 3;
+    int cards[16], best;
+    int n = order(s, seat, follows(s, s->hands[seat], s->trick[0], s->ntrick), cards);
+    return try_moves(s, seat, cards, n, target, &best, rel);
+}
+
+static int search(Core *s, int target) {
+    Rel rel;
+    return node(s, target, &rel);
+}
+
+/* The side's tricks from the position (the remaining ones only), by bisection on the target. */
+static int value(Core *s) {
+    int seat = (s->leader + s->ntrick) & 3;
+    int lo = 0, hi = popc(s->hands[seat]);
+    if (!s->ntrick && (s->flags & F_TT)) {
+        Key shape;
+        uint32_t pat[MAXG];
+        describe(s, &shape, pat);
+        for (int k = 0; k < 2; k++)
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+            const Entry *e = &s->tt[i];
+            if (same_shape(e, &shape) && matches(s, e, pat)) {
+                if (e->lo > lo) lo = e->lo;
+                if (e->hi < hi) hi = e->hi;
+            }
+        }
+    }
+    while (lo < hi) {
+        int target = (lo + hi + 1) / 2;
+        if (search(s, target))
+            lo = target;
+        else
+            hi = target - 1;
+    }
+    return lo;
+}
+
+/* --- the Python type ----------------------------------------------------------------------- */
+
+static int read_u64s(PyObject *seq, uint64_t *out, Py_ssize_t n, const char *what) {
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast) return -1;
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items", what, n);
+        Py_DECREF(fast);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
+        if (out[i] == (uint64_t)-1 && PyErr_Occurred()) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* Sets the position: four hands, the leader, the cards of the current trick, whether trump is broken. */
+static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, int broken) {
+    uint64_t t[4];
+    if (read_u64s(hands, s->hands, 4, "hands") < 0) return -1;
+    PyObject *fast = PySequence_Fast(trick, "trick");
+    if (!fast) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    Py_DECREF(fast);
+    if (n > 3 || read_u64s(trick, t, n, "trick") < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "trick: at most 3 cards");
+        return -1;
+    }
+    s->ntrick = (int)n;
+    for (int i = 0; i < n; i++) {
+        if (t[i] >= NC) {
+            PyErr_SetString(PyExc_ValueError, "trick: not a card");
+            return -1;
+        }
+        s->trick[i] = (int)t[i];
+    }
+    s->leader = leader & 3;
+    s->broken = broken != 0;
+    s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
+    return 0;
+}
+
+static int Core_init(Core *s, PyObject *args, PyObject *kw) {
+    static char *names[] = {"hands", "side", "exempt", "follow", "forced", "forced_pool", "winkey", "lead_block",
+                            "breaks", "suit", "special", "trumps", "flags", "tt_bits", NULL};
+    PyObject *hands, *follow, *forced, *winkey, *suit;
+    unsigned long long forced_pool, lead_block, breaks, special, trumps;
+    int side, exempt, flags, tt_bits = 18;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OiiOOKOKKOKKi|i", names, &hands, &side, &exempt, &follow, &forced,
+                                     &forced_pool, &winkey, &lead_block, &breaks, &suit, &special, &trumps, &flags,
+                                     &tt_bits))
+        return -1;
+    uint64_t h[4], f[3 * NC], w[NC * NC];
+    if (read_u64s(hands, h, 4, "hands") < 0 || read_u64s(follow, s->follow, NC, "follow") < 0 ||
+        read_u64s(forced, f, 3 * NC, "forced") < 0 || read_u64s(winkey, w, NC * NC, "winkey") < 0 ||
+        read_u64s(suit, s->suit, NC, "suit") < 0)
+        return -1;
+    for (int i = 0; i < 3 * NC; i++) s->forced[i / NC][i % NC] = (uint8_t)f[i];
+    for (int i = 0; i < NC * NC; i++) {
+        if (w[i] > 65535) {
+            PyErr_SetString(PyExc_ValueError, "winkey: keys must be below 65536");
+            return -1;
+        }
+        s->winkey[i / NC][i % NC] = (uint16_t)w[i];
+    }
+    s->forced_pool = forced_pool;
+    s->lead_block = lead_block;
+    s->breaks = breaks;
+    s->special = special;
+    s->trumps = trumps;
+    s->side = side & 15;
+    s->exempt = exempt & 15;
+    s->flags = flags;
+    uint64_t all = h[0] | h[1] | h[2] | h[3];
+    memset(s->owner, -1, sizeof s->owner);
+    for (int seat = 0; seat < 4; seat++)
+        for (int c = 0; c < NC; c++)
+            if (h[seat] >> c & 1) s->owner[c] = (int8_t)seat;
+    s->ngroups = s->nplain = 0;
+    for (int c = 0; c < NC; c++) {
+        if (!(all >> c & 1) || !s->suit[c]) continue;
+        int seen = 0;
+        for (int g = 0; g < s->ngroups; g++) seen |= s->groups[g] == s->suit[c];
+        if (seen) continue;
+        if (s->ngroups == MAXG) {
+            PyErr_SetString(PyExc_ValueError, "suit: too many groups");
+            return -1;
+        }
+        s->groups[s->ngroups++] = s->suit[c];
+        if (popc(s->suit[c]) > 16) {
+            PyErr_SetString(PyExc_ValueError, "suit: a group of more than 16 cards");
+            return -1;
+        }
+        if (!(s->suit[c] & trumps)) s->plain[s->nplain++] = s->suit[c];
+    }
+    memset(s->gidx, -1, sizeof s->gidx);
+    for (int c = 0; c < NC; c++)
+        for (int g = 0; g < s->ngroups; g++)
+            if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
+    if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
+    PyMem_Free(s->tt);
+    PyMem_Free(s->heads);
+    s->tt_cap = 4 << tt_bits;
+    s->tt = PyMem_Malloc((size_t)s->tt_cap * sizeof(Entry));
+    s->heads = PyMem_Malloc(((size_t)1 << tt_bits) * sizeof(int32_t));
+    if (!s->tt || !s->heads) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
+    tt_clear(s);
+    s->nodes = 0;
+    memset(s->history, 0, sizeof s->history);
+    memcpy(s->hands, h, sizeof s->hands);
+    s->remaining = all;
+    s->leader = s->ntrick = s->broken = 0;
+    return 0;
+}
+
+static void Core_dealloc(Core *s) {
+    PyMem_Free(s->tt);
+    PyMem_Free(s->heads);
+    Py_TYPE(s)->tp_free((PyObject *)s);
+}
+
+static PyObject *Core_value(Core *s, PyObject *args) {
+    PyObject *hands, *trick;
+    int leader, broken;
+    if (!PyArg_ParseTuple(args, "OiOp", &hands, &leader, &trick, &broken)) return NULL;
+    if (set_position(s, hands, leader, trick, broken) < 0) return NULL;
+    return PyLong_FromLong(value(s));
+}
+
+static PyObject *Core_at_least(Core *s, PyObject *args) {
+    PyObject *hands, *trick;
+    int leader, broken, target;
+    if (!PyArg_ParseTuple(args, "OiOpi", &hands, &leader, &trick, &broken, &target)) return NULL;
+    if (set_position(s, hands, leader, trick, broken) < 0) return NULL;
+    return PyBool_FromLong(search(s, target));
+}
+
+static PyObject *Core_legal(Core *s, PyObject *args) {
+    PyObject *hands, *trick;
+    int leader, broken;
+    if (!PyArg_ParseTuple(args, "OiOp", &hands, &leader, &trick, &broken)) return NULL;
+    if (set_position(s, hands, leader, trick, broken) < 0) return NULL;
+    return PyLong_FromUnsignedLongLong(legal(s));
+}
+
+static PyObject *Core_winner(Core *s, PyObject *arg) {
+    uint64_t t[4];
+    if (read_u64s(arg, t, 4, "trick") < 0) return NULL;
+    int trick[4];
+    for (int i = 0; i < 4; i++) {
+        if (t[i] >= NC) {
+            PyErr_SetString(PyExc_ValueError, "trick: not a card");
+            return NULL;
+        }
+        trick[i] = (int)t[i];
+    }
+    return PyLong_FromLong(winner_of(s, trick, 4));
+}
+
+static PyObject *Core_get_nodes(Core *s, void *closure) {
+    (void)closure;
+    return PyLong_FromUnsignedLongLong(s->nodes);
+}
+
+static PyMethodDef Core_methods[] = {
+    {"value", (PyCFunction)Core_value, METH_VARARGS,
+     "value(hands, leader, trick, broken) -> the side's tricks from the position (remaining tricks only)"},
+    {"at_least", (PyCFunction)Core_at_least, METH_VARARGS,
+     "at_least(hands, leader, trick, broken, target) -> whether the side wins target or more of them"},
+    {"legal", (PyCFunction)Core_legal, METH_VARARGS, "legal(hands, leader, trick, broken) -> the legal cards, a mask"},
+    {"winner", (PyCFunction)Core_winner, METH_O, "winner(trick of 4 cards) -> position (0 = leader) of its winner"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Core_getset[] = {
+    {"nodes", (getter)Core_get_nodes, NULL, "search nodes visited so far", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject CoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "backalley._ddcore.Core",
+    .tp_basicsize = sizeof(Core),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The double-dummy search of one deal for one side, over rule tables (see the module source).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Core_init,
+    .tp_dealloc = (destructor)Core_dealloc,
+    .tp_methods = Core_methods,
+    .tp_getset = Core_getset,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ddcore", "The double-dummy search in C.", -1, NULL};
+
+PyMODINIT_FUNC PyInit__ddcore(void) {
+    if (PyType_Ready(&CoreType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&CoreType);
+    if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
+        Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

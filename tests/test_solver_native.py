@@ -1,0 +1,119 @@
+"""The C search (``backalley/_ddcore.c``) against the Python one, minimax and the ruleset.
+
+The Python search of :mod:`backalley.solver` is the reference: on thousands of
+random positions of every hand size up to 7 (and some larger deals) the C search
+must give the same values and the same per-play costs, with every pruning on and
+with each one off.  Its legal moves and trick winners, read from the tables
+:meth:`SolverRules.tables` builds from the ruleset, must be the ruleset's.
+``standard`` is the one ruleset the solver supports (see :class:`SolverRules`).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from backalley import rules
+from backalley.analysis import PlayedDeal, solve_deal
+from backalley.cards import cards_of
+from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
+from tests.test_solver import EW, NO_PRUNING, NS, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
+
+pytestmark = pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
+
+
+def paired_position(rng: random.Random, n: int) -> tuple[DealSolver, DealSolver, list[int], int]:
+    """The same random position (random leader, board claimers, side, cards played) in Python and in C."""
+    st = random_deal(rng, n)
+    leader, claimers = rng.randrange(4), rng.randrange(16)
+    side = rng.choice([NS, EW, 1 << rng.randrange(4)])
+    solver_rules = SolverRules(st.trump, claimers)
+    py = DealSolver(st.hands, leader, solver_rules, side, native=False)
+    c = DealSolver(st.hands, leader, solver_rules, side, native=True)
+    for _ in range(rng.randrange(4 * n)):
+        card = rng.choice(list(cards_of(py.legal())))
+        py.play(card)
+        c.play(card)
+    return py, c, list(st.hands), side
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_c_values_are_the_python_values(n: int) -> None:
+    rng = random.Random(100 + n)
+    for _ in range(int((1000 if n <= 5 else 300) * SCALE)):
+        py, c, hands, side = paired_position(rng, n)
+        assert c.value() == py.value(), (hands, py.rules, side, py.trick)
+        target = rng.randint(0, py.tricks_left())
+        assert c.at_least(target) == py.at_least(target)
+
+
+def test_c_values_are_minimax_values_up_to_five_cards() -> None:
+    rng = random.Random(55)
+    for _ in range(int(1000 * SCALE)):
+        n = rng.randint(1, 5)
+        _, c, _, side = paired_position(rng, n)
+        rest = minimax(c.hands, c.leader, c.trick, c.broken, c.rules.trump, c.rules.board_claimers, side)
+        assert c.value() == c.won + rest
+
+
+@pytest.mark.parametrize(
+    "pruning", [NO_PRUNING, *ONE_OFF], ids=["none", *("no-" + p for p in ("tt", "eq", "qt", "ord"))]
+)
+def test_c_with_each_pruning_off_up_to_seven_cards(pruning: object) -> None:
+    rng = random.Random(77)
+    for _ in range(int((40 if pruning == NO_PRUNING else 100) * SCALE)):
+        n = rng.randint(4, 5 if pruning == NO_PRUNING else 7)
+        st = random_deal(rng, n)
+        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
+        solver_rules = SolverRules(st.trump, claimers)
+        full = DealSolver(st.hands, leader, solver_rules, side, native=False)
+        reduced = DealSolver(st.hands, leader, solver_rules, side, pruning, native=True)  # type: ignore[arg-type]
+        assert reduced.value() == full.value()
+
+
+def test_c_legal_moves_and_winners_are_the_rulesets() -> None:
+    rng = random.Random(8)
+    for _ in range(int(300 * SCALE)):
+        n = rng.randint(1, 13)
+        _, c, _, _ = paired_position(rng, n)
+        core = c.core
+        while c.tricks_left():
+            legal = core.legal(c.hands, c.leader, c.trick, c.broken)
+            assert legal == c.legal()  # the Python side asks the ruleset
+            card = rng.choice(list(cards_of(legal)))
+            if len(c.trick) == 3:
+                trick = [*c.trick, card]
+                assert core.winner(trick) == rules.trick_winner(trick, c.rules.trump)
+            c.play(card)
+
+
+@pytest.mark.parametrize("sizes", [(1, 7), (8, 9)], ids=["1-7", "8-9"])
+def test_c_costs_are_the_python_costs(sizes: tuple[int, int]) -> None:
+    rng = random.Random(sizes[1])
+    for _ in range(int((150 if sizes[1] <= 7 else 6) * SCALE)):
+        st = simulated_deal(rng, rng.randint(*sizes))
+        assert st.contracts is not None
+        hands = [0, 0, 0, 0]
+        for leader, trick in st.tricks:
+            for j, card in enumerate(trick):
+                hands[(leader + j) & 3] |= 1 << card
+        deal = PlayedDeal(
+            (hands[0], hands[1], hands[2], hands[3]),
+            st.trump,
+            st.contracts.board_claimers,
+            st.tricks[0][0],
+            [card for _, t in st.tricks for card in t],
+        )
+        py, c = solve_deal(deal, ALL_PRUNING, native=False), solve_deal(deal, ALL_PRUNING, native=True)
+        assert (c.dd, c.values, c.costs) == (py.dd, py.values, py.costs)
+
+
+def test_c_values_of_large_deals_are_the_python_values() -> None:
+    rng = random.Random(12)
+    for n in (8, 9, 10):
+        st = random_deal(rng, n)
+        solver_rules = SolverRules(st.trump, 0)
+        leader = rng.randrange(4)
+        py = DealSolver(st.hands, leader, solver_rules, NS, native=False).value()
+        assert DealSolver(st.hands, leader, solver_rules, NS, native=True).value() == py
