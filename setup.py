@@ -30,7 +30,17 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "pipeline" / "backalley"
-COMPILED = ("cards", "rules/__init__", "rules/base", "rules/standard", "rules/pereulok", "rules/bab_online", "replay", "solver")  # keep equal to backalley.COMPILED_MODULES
+C_EXTENSIONS = ("_ddcore", "_fastplay")  # keep equal to backalley.C_EXTENSIONS
+COMPILED = (
+    "cards",
+    "rules/__init__",
+    "rules/base",
+    "rules/standard",
+    "rules/pereulok",
+    "rules/bab_online",
+    "replay",
+    "solver",
+)  # keep equal to backalley.COMPILED_MODULES
 
 
 def source_hash() -> str:
@@ -38,6 +48,8 @@ def source_hash() -> str:
     digest = hashlib.sha256()
     for name in COMPILED:
         digest.update((PACKAGE / f"{name}.py").read_bytes())
+    for name in C_EXTENSIONS:
+        digest.update((PACKAGE / f"{name}.c").read_bytes())
     return digest.hexdigest()
 
 

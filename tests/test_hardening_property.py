@@ -64,8 +64,11 @@ FILES = st.dictionaries(NAMES, st.lists(LINES, max_size=4), min_size=1, max_size
 
 
 def records_given(name: str, lines: list[bytes]) -> int:
-    """Records as the format defines them: a .json file is one; a .jsonl file, one per non-blank line."""
-    data = b"\n".join(lines)
+    """Records as the format defines them: a .json file is one; a .jsonl file, one per non-blank line.
+
+    A UTF-8 byte-order mark at the start of a file marks the encoding; it is not data (issue 11).
+    """
+    data = b"\n".join(lines).removeprefix(b"\xef\xbb\xbf")
     if not name.endswith(".jsonl"):
         return 1
     return sum(1 for line in data.split(b"\n") if line.strip(WHITESPACE))

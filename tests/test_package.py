@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from backalley import COMPILED_MODULES, _check_compiled, _source_hash
+from backalley import C_EXTENSIONS, COMPILED_MODULES, _check_compiled, _source_hash
 
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -17,6 +17,8 @@ def _package(tmp_path: Path) -> Path:
     for name in COMPILED_MODULES:
         (tmp_path / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / f"{name}.py").write_text(f"# {name}\n")
+    for name in C_EXTENSIONS:
+        (tmp_path / f"{name}.c").write_text(f"/* {name} */\n")
     return tmp_path
 
 
@@ -56,3 +58,14 @@ def test_compiled_module_in_the_rules_package_is_guarded(tmp_path: Path) -> None
 
 def test_pure_python_is_always_accepted(tmp_path: Path) -> None:
     _check_compiled(_package(tmp_path), None)
+
+
+def test_c_extension_built_from_an_older_c_source_is_refused(tmp_path: Path) -> None:
+    """The solver's and the replay's C sources are hashed with the mypyc sources."""
+    here = _package(tmp_path)
+    (here / f"_ddcore{SUFFIX}").write_bytes(b"")
+    built = _source_hash(here)
+    _check_compiled(here, built)
+    (here / "_ddcore.c").write_text("/* edited after compiling */\n")
+    with pytest.raises(ImportError, match="compiled from other sources"):
+        _check_compiled(here, built)

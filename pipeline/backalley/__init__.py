@@ -15,20 +15,27 @@ COMPILED_MODULES = (
     "replay",
     "solver",
 )
+#: The plain C extensions (``backalley/_ddcore.c``, ``backalley/_fastplay.c``), built with them.
+C_EXTENSIONS = ("_ddcore", "_fastplay")
+
+
+def _hashed_sources(here: _Path) -> list[_Path]:
+    """Every source file a compiled build is made from, in the order setup.py hashes them."""
+    return [here / f"{name}.py" for name in COMPILED_MODULES] + [here / f"{name}.c" for name in C_EXTENSIONS]
 
 
 def _source_hash(here: _Path) -> str:
     """The hash setup.py embeds in ``_build`` when it compiles (same files, same order)."""
     digest = _hashlib.sha256()
-    for name in COMPILED_MODULES:
-        digest.update((here / f"{name}.py").read_bytes())
+    for path in _hashed_sources(here):
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
 def _compiled_files(here: _Path) -> list[_Path]:
     return [
         here / f"{name}{suffix}"
-        for name in COMPILED_MODULES
+        for name in (*COMPILED_MODULES, *C_EXTENSIONS)
         for suffix in _machinery.EXTENSION_SUFFIXES
         if (here / f"{name}{suffix}").exists()
     ]
@@ -41,7 +48,7 @@ def _check_compiled(here: _Path, built_hash: str | None) -> None:
     none).  Pure Python (no extension next to the sources) is always accepted.
     """
     compiled = _compiled_files(here)
-    if not compiled or not all((here / f"{name}.py").exists() for name in COMPILED_MODULES):
+    if not compiled or not all(path.exists() for path in _hashed_sources(here)):
         return
     if built_hash != _source_hash(here):
         raise ImportError(
