@@ -102,6 +102,11 @@ def games(
     return out
 
 
+def violations(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[dict[str, Any]]:
+    """A stored game's violations in report order (``backalley show`` lists them)."""
+    return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE game_id = ? ORDER BY ordinal", [game_id])
+
+
 def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:
     raw = text(cur, game_id)
     if raw is None:
