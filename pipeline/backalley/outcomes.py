@@ -200,4 +200,61 @@ def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -
     return DealFigures(lines[0], bids, {s: score[s] for s in game.sides if s in score})
 
 
-__all__ = ["BidLine", "DealFigures", "DealLine", "GameFigures", "SideResult", "deal_figures", "game_figures"]
+def contract_text(r: SideResult) -> str:
+    """A side's contract in a few characters: ``4``, ``8×2``, ``board2×4``, ``pass``; ``✓``/``✗`` made or not."""
+    if r.contract_kind == "none":
+        text = "pass"
+    elif r.contract_kind == "board":
+        text = "board" + (str(r.board_level) if r.board_level and r.board_level > 1 else "")
+    else:
+        text = "—" if r.contract is None else str(r.contract)
+    if r.contract_kind != "none" and r.multiplier is not None and r.multiplier != 1:
+        text += f"×{r.multiplier}"
+    return text + ("" if r.made is None else "✓" if r.made else "✗")
+
+
+_SUIT = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+
+def trump_words(line: DealLine) -> str:
+    """The trump of a dealing in a few words: ``♥``, ``no trump``, ``♠ named by N``, ``♠ always``, ``none``."""
+    if line.trump_suit is None:
+        return "none" if line.pass_out and line.trump_card is None else "no trump"
+    suit = _SUIT.get(line.trump_suit, line.trump_suit)
+    if line.trump_card is not None:
+        return suit
+    return f"{suit} named by {line.opening_leader}" if line.trump_named else f"{suit} always"
+
+
+def page_sides(game: GameFigures) -> dict[str, Any]:
+    """What a page shows of a game by side: the sides, the scores and each dealing's line per side."""
+    return {
+        "sides": list(game.sides),
+        "score": game.score,
+        "recorded_score": game.recorded_score,
+        "deals": [
+            {
+                "deal": d.deal,
+                "trump": trump_words(d),
+                "sides": [
+                    {"side": r.side, "contract": contract_text(r), "tricks": r.tricks, "points": r.points}
+                    for r in d.sides
+                ],
+            }
+            for d in game.deals
+        ],
+    }
+
+
+__all__ = [
+    "BidLine",
+    "DealFigures",
+    "DealLine",
+    "GameFigures",
+    "SideResult",
+    "contract_text",
+    "deal_figures",
+    "game_figures",
+    "page_sides",
+    "trump_words",
+]

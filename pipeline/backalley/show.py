@@ -16,7 +16,15 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from backalley.outcomes import BidLine, DealFigures, DealLine, GameFigures, SideResult, deal_figures, game_figures
+from backalley.outcomes import (
+    BidLine,
+    DealFigures,
+    DealLine,
+    GameFigures,
+    contract_text,
+    deal_figures,
+    game_figures,
+)
 from backalley.service.data import DealView, card_color, card_text, violations
 from backalley.service.data import deal as recorded_deal
 
@@ -100,19 +108,6 @@ def _trump_short(d: DealLine) -> Text:
         return Text("none" if d.pass_out else "no trump")
     suit = _SUIT.get(d.trump_suit, d.trump_suit)
     return Text(f"{suit} by {d.opening_leader}" if d.trump_named else f"{suit} always")
-
-
-def contract_text(r: SideResult) -> str:
-    """A side's contract in a few characters: ``4``, ``8×2``, ``board2×4``, ``pass``; ``✓``/``✗`` made or not."""
-    if r.contract_kind == "none":
-        text = "pass"
-    elif r.contract_kind == "board":
-        text = "board" + (str(r.board_level) if r.board_level and r.board_level > 1 else "")
-    else:
-        text = "—" if r.contract is None else str(r.contract)
-    if r.contract_kind != "none" and r.multiplier is not None and r.multiplier != 1:
-        text += f"×{r.multiplier}"
-    return text + ("" if r.made is None else "✓" if r.made else "✗")
 
 
 def _faults(found: list[dict[str, Any]]) -> Text:

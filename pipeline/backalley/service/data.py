@@ -18,6 +18,7 @@ import duckdb
 import orjson
 
 from backalley.cards import SEATS
+from backalley.outcomes import game_figures, page_sides
 
 _GAME_COLUMNS = (
     "game_id, source, line, ingested_at, ruleset, played_at, event, player_n, player_e, player_s, player_w,"
@@ -99,6 +100,8 @@ def games(
         out[row.pop("_of")]["violations"].append(row)
     for gid, g in out.items():
         g["deal_count"] = len(_raw_deals(cur, gid, text) or [])
+        figures = game_figures(cur, gid)  # by side: two teams, or four seats without partnerships
+        g["by_side"] = page_sides(figures) if figures is not None else None
     return out
 
 
@@ -153,9 +156,13 @@ class DealView:
     tricks: list[Trick]
     #: The recomputed figures (``None`` when the deal could not be replayed).
     result: dict[str, Any] | None
-    #: The running score after this deal (recomputed).
+    #: The running score after this deal (recomputed), by side.
     score: dict[str, int] | None
     violations: list[dict[str, Any]]
+    #: The trump in words (``♥``, ``no trump``, ``♠ named by N``); ``None`` when not replayed.
+    trump: str | None = None
+    #: Each side's contract, tricks and points (two teams, or four seats without partnerships).
+    sides: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -221,9 +228,15 @@ def deal(
         bids=_bids(d, g, n, found),
         tricks=_tricks(n, d, g, found, winners),
         result=next((r for r in rows if r["deal"] == n), None),
-        score=_score(rows, n),
+        score=_score(found_game.get("by_side"), n),
         violations=found,
+        **_by_side(found_game.get("by_side"), n),
     )
+
+
+def _by_side(by_side: dict[str, Any] | None, n: int) -> dict[str, Any]:
+    line = next((d for d in (by_side or {}).get("deals", []) if d["deal"] == n), None)
+    return {"trump": line["trump"], "sides": line["sides"]} if line else {}
 
 
 def _bids(
@@ -290,12 +303,16 @@ def _tricks(
     return out
 
 
-def _score(rows: list[dict[str, Any]], n: int) -> dict[str, int] | None:
-    """The running score after deal ``n`` (the deals' points summed, as SQL's ``sum`` skips nulls)."""
-    upto = [r for r in rows if r["deal"] <= n]
-    ns = [r["points_ns"] for r in upto if r["points_ns"] is not None]
-    ew = [r["points_ew"] for r in upto if r["points_ew"] is not None]
-    return {"NS": int(sum(ns)), "EW": int(sum(ew))} if ns else None
+def _score(by_side: dict[str, Any] | None, n: int) -> dict[str, int] | None:
+    """The running score of every side after deal ``n`` (the deals' points summed, as SQL's ``sum`` skips nulls)."""
+    if not by_side:
+        return None
+    totals: dict[str, int] = {}
+    for line in by_side["deals"]:
+        for r in line["sides"] if line["deal"] <= n else []:
+            if r["points"] is not None:
+                totals[r["side"]] = totals.get(r["side"], 0) + int(r["points"])
+    return {side: totals[side] for side in by_side["sides"] if side in totals} or None
 
 
 def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | None:
