@@ -19,6 +19,7 @@ Everything else about the package is in ``pyproject.toml``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import sys
@@ -30,17 +31,19 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "pipeline" / "backalley"
-C_EXTENSIONS = ("_ddcore", "_fastplay")  # keep equal to backalley.C_EXTENSIONS
-COMPILED = (
-    "cards",
-    "rules/__init__",
-    "rules/base",
-    "rules/standard",
-    "rules/pereulok",
-    "rules/bab_online",
-    "replay",
-    "solver",
-)  # keep equal to backalley.COMPILED_MODULES
+
+
+def package_tuple(name: str) -> tuple[str, ...]:
+    """A tuple of names assigned in ``backalley/__init__.py`` (read, not imported: the build has no deps)."""
+    for node in ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    raise LookupError(f"backalley/__init__.py assigns no {name}")
+
+
+#: The modules mypyc compiles and the plain C extensions: the package's own lists, so they cannot drift.
+COMPILED = package_tuple("COMPILED_MODULES")
+C_EXTENSIONS = package_tuple("C_EXTENSIONS")
 
 
 def source_hash() -> str:

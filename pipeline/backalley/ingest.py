@@ -230,15 +230,7 @@ def ingest_items(
     # and DuckDB and Arrow hand freed memory back after every chunk instead of keeping it.
     # One DuckDB thread: the other CPUs run the workers.  Set before the run row exists,
     # so that a setting DuckDB refuses leaves no run behind.
-    settings = _Settings(
-        store,
-        {
-            "memory_limit": memory_limit,
-            "allocator_flush_threshold": ALLOCATOR_FLUSH,
-            "checkpoint_threshold": INGEST_CHECKPOINT,
-            "threads": "1",
-        },
-    )
+    settings = _Settings.for_ingest(store, memory_limit)
     try:
         writer = _Writer(store, run, replace, fate)
         writer.begin(paths, workers)
@@ -308,6 +300,17 @@ class _Settings:
                 self.restore()
                 raise StoreError(f"{store.path}: DuckDB refused {name} = {value}: {one_line(exc)}") from None
             self.old[name] = old
+
+    @classmethod
+    def for_ingest(cls, store: Store, memory_limit: str) -> _Settings:
+        """An ingest's settings: a small buffer, freed memory handed back, one DuckDB thread."""
+        values = {
+            "memory_limit": memory_limit,
+            "allocator_flush_threshold": ALLOCATOR_FLUSH,
+            "checkpoint_threshold": INGEST_CHECKPOINT,
+            "threads": "1",
+        }
+        return cls(store, values)
 
     def restore(self) -> None:
         for name, value in self.old.items():
@@ -776,15 +779,7 @@ class Session:
         self.max_record_bytes = max_record_bytes
         self.run = RunSummary(db=str(store.path))
         self.failed = False
-        self._settings = _Settings(
-            store,
-            {
-                "memory_limit": memory_limit,
-                "allocator_flush_threshold": ALLOCATOR_FLUSH,
-                "checkpoint_threshold": INGEST_CHECKPOINT,
-                "threads": "1",
-            },
-        )
+        self._settings = _Settings.for_ingest(store, memory_limit)
         try:
             self._writer = _Writer(store, self.run, replace=False)
             self._writer.begin(paths, 1)
