@@ -8,6 +8,8 @@ report's queries.
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import defaultdict
 from pathlib import Path
 
@@ -136,6 +138,27 @@ def test_figures_match_the_dd_tables(db: Path) -> None:
     sizes = m.pop_dd_plays.filter(pl.col("hand_size").is_not_null())
     assert set(sizes["hand_size"].to_list()) <= set(range(1, MAX_CARDS + 1))
     assert int(sizes["deals"].sum()) == everyone["deals"] and int(sizes["lost"].sum()) == everyone["lost"]
+
+
+def test_means_carry_a_normal_interval(db: Path, tmp_path: Path) -> None:
+    """Tricks lost per deal for all players: mean ± 1.96·s/√n over the losses of each player and deal."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        losses = [
+            float(r[0])
+            for r in con.execute(
+                "SELECT coalesce(sum(p.cost), 0) FROM dd_deals d CROSS JOIN (VALUES ('N'), ('E'), ('S'), ('W')) s(seat)"
+                " LEFT JOIN dd_plays p ON p.game_id = d.game_id AND p.deal = d.deal AND p.seat = s.seat"
+                " WHERE d.analysed GROUP BY d.game_id, d.deal, s.seat"
+            ).fetchall()
+        ]
+    finally:
+        con.close()
+    mean, half = statistics.fmean(losses), 1.959963984540054 * statistics.stdev(losses) / math.sqrt(len(losses))
+    write_reports(db, tmp_path, workers=1)
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    shown = f"| all | {len(losses)} | {mean:.2f} (95% CI {mean - half:.2f} to {mean + half:.2f}) |".replace("-", "−")
+    assert shown in summary
 
 
 def _player_page(out: Path, player: str) -> str:

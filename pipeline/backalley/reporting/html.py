@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from backalley.reporting import charts
-from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
 
 DASH = "—"
 
@@ -830,10 +830,30 @@ def _size(v: Any) -> str:
     return "all" if v is None else str(v)
 
 
+def mean_text(mean: Any, sd: Any, n: Any, signed: bool = False) -> str:
+    """Plain text of a mean with its 95% interval: ``+0.25 (95% CI −0.10 to +0.60)``; — when there is no case."""
+    ci = mean_interval(mean, sd, int(n or 0))
+    text = fmt_num(mean, signed=signed)
+    return text if ci is None else f"{text} (95% CI {fmt_num(ci[0], signed=signed)} to {fmt_num(ci[1], signed=signed)})"
+
+
+def mean_cell(mean: Any, sd: Any, n: Any, signed: bool = False) -> Markup:
+    """A mean cell: the mean, and its 95% normal interval below (none under 2 cases)."""
+    ci = mean_interval(mean, sd, int(n or 0))
+    low = (
+        Markup("")
+        if ci is None
+        else Markup(
+            f'<span class="ci">{esc(fmt_num(ci[0], signed=signed))} to {esc(fmt_num(ci[1], signed=signed))}</span>'
+        )
+    )
+    return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>{low}')
+
+
 def dd_bid_cells(r: dict[str, Any]) -> list[Any]:
     return [
         fmt_int(r["contracts"]),
-        fmt_num(r["mean_diff"], signed=True),
+        mean_cell(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True),
         rate(r["over"], r["contracts"]),
         rate(r["exact"], r["contracts"]),
         rate(r["under"], r["contracts"]),
@@ -843,7 +863,8 @@ def dd_bid_cells(r: dict[str, Any]) -> list[Any]:
 
 
 def dd_play_cells(r: dict[str, Any]) -> list[Any]:
-    return [fmt_int(r["deals"]), fmt_num(r["lost_per_deal"]), fmt_int(r["plays"]), rate(r["free"], r["plays"])]
+    lost = mean_cell(r["lost_per_deal"], r["sd_lost"], r["deals"])
+    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate(r["free"], r["plays"])]
 
 
 def _overall(frame: pl.DataFrame) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from backalley.reporting.html import (
     DD_PLAY_HEADERS,
     fmt_int,
     fmt_num,
+    mean_text,
     rate_text,
     ruleset_label,
 )
@@ -170,7 +171,7 @@ def _rulesets(m: Metrics, top: int) -> list[str]:
 def _dd_bid_cells(r: Mapping[str, Any]) -> list[str]:
     return [
         fmt_int(r["contracts"]),
-        fmt_num(r["mean_diff"], signed=True),
+        mean_text(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True),
         rate_text(r["over"], r["contracts"]),
         rate_text(r["exact"], r["contracts"]),
         rate_text(r["under"], r["contracts"]),
@@ -180,7 +181,8 @@ def _dd_bid_cells(r: Mapping[str, Any]) -> list[str]:
 
 
 def _dd_play_cells(r: Mapping[str, Any]) -> list[str]:
-    return [fmt_int(r["deals"]), fmt_num(r["lost_per_deal"]), fmt_int(r["plays"]), rate_text(r["free"], r["plays"])]
+    lost = mean_text(r["lost_per_deal"], r["sd_lost"], r["deals"])
+    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate_text(r["free"], r["plays"])]
 
 
 def _double_dummy(m: Metrics, top: int) -> list[str]:

@@ -81,6 +81,16 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] 
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def mean_interval(
+    mean: float | None, sd: float | None, n: int, z: float = 1.959963984540054
+) -> tuple[float, float] | None:
+    """The normal-approximation interval (95% by default) of a mean: mean ± z·sd/√n; None when n < 2."""
+    if mean is None or sd is None or n < 2 or sd != sd:
+        return None
+    half = z * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
 @dataclass
 class Metrics:
     """All tables of one report. Frames keyed by player hold every player; use :meth:`of`."""
@@ -591,6 +601,7 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
     bids = """
         count(*) FILTER (WHERE contract_kind = 'number')::BIGINT AS contracts,
         avg(contract - dd) FILTER (WHERE contract_kind = 'number') AS mean_diff,
+        stddev_samp(contract - dd) FILTER (WHERE contract_kind = 'number') AS sd_diff,
         count(*) FILTER (WHERE contract_kind = 'number' AND contract > dd)::BIGINT AS over,
         count(*) FILTER (WHERE contract_kind = 'number' AND contract = dd)::BIGINT AS exact,
         count(*) FILTER (WHERE contract_kind = 'number' AND contract < dd)::BIGINT AS under,
@@ -599,6 +610,7 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
     """
     plays = """
         count(*)::BIGINT AS deals, sum(lost)::BIGINT AS lost, sum(lost) / count(*) AS lost_per_deal,
+        stddev_samp(lost) AS sd_lost,
         sum(plays)::BIGINT AS plays, sum(free)::BIGINT AS free
     """
     # Everyone's contracts count once per side and deal (both partners' rows hold the same contract);
