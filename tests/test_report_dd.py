@@ -27,11 +27,13 @@ from backalley.simulate import simulate_games
 runner = CliRunner()
 MAX_CARDS = 3
 SEATS = ("N", "E", "S", "W")
+MARKUP = "<b>Ada</b>"
 
 
 def _ingested(folder: Path, analyse: bool) -> Path:
     games = folder / "games.jsonl"
-    games.write_text("".join(line + "\n" for line in simulate_games(3, seed=15, players=6)), encoding="utf-8")
+    lines = "".join(line + "\n" for line in simulate_games(3, seed=15, players=6))
+    games.write_text(lines.replace('"Ada"', f'"{MARKUP}"'), encoding="utf-8")  # a player id that is HTML
     db = folder / "store.duckdb"
     result = runner.invoke(app, ["ingest", "--db", str(db), str(games)])
     assert result.exit_code == 0, result.output
@@ -170,6 +172,8 @@ def test_report_shows_the_sections(db: Path, tmp_path: Path) -> None:
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert 'id="bid-vs-makeable"' in index and 'id="play-accuracy"' in index
+    players = index.split('id="play-accuracy"')[1]
+    assert MARKUP not in index and "&lt;b&gt;Ada&lt;/b&gt;" in players  # the id is escaped, in the new tables too
     assert "## Bid vs makeable" in summary and "## Play accuracy" in summary
     per, _ = _expected(db)
     player, e = next(iter(sorted(per.items())))
