@@ -280,3 +280,35 @@ def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, 
     page = next(p for p in summary.player_pages)
     seen = browser.open(page.resolve().as_uri())
     assert not seen, seen
+
+
+def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) -> None:
+    """Analysed standard games: the bid-vs-makeable and play-accuracy tables render, on desktop and phone."""
+    from typer.testing import CliRunner
+
+    from backalley.cli import app
+    from backalley.simulate import simulate_games
+
+    games = tmp_path / "games.jsonl"
+    games.write_text("".join(line + "\n" for line in simulate_games(2, seed=15, players=4)), encoding="utf-8")
+    db = tmp_path / "store.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    summary = write_reports(db, tmp_path / "reports", workers=1)
+    for page in (summary.index, summary.player_pages[0]):
+        seen = browser.open(page.resolve().as_uri())
+        rows = browser.call(
+            "Runtime.evaluate",
+            {
+                "expression": "['bid-vs-makeable', 'play-accuracy'].map(id => document.querySelectorAll("
+                "'h2#' + id + ' ~ div.scroll')[0].querySelectorAll('tbody tr').length)",
+                "returnByValue": True,
+            },
+            session=True,
+        )["result"]["value"]
+        assert all(n >= 2 for n in rows), (page.name, rows)  # the "all" row and one per hand size
+        seen += browser.open(page.resolve().as_uri(), width=390, mobile=True)
+        scroll, inner = browser.scroll_width()
+        assert scroll <= inner + 1, (page.name, scroll, inner)
+        assert not seen, (page.name, seen)

@@ -16,7 +16,7 @@ from typing import Any
 import polars as pl
 
 from backalley.reporting import charts
-from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
 
 DASH = "—"
 
@@ -281,6 +281,8 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
         b.append(rulesets_section(m, linked))
     if p["reported_games"] or m.plain_standard_only:
         b.append(_standard_sections(m, linked))
+    if m.analysed:
+        b.append(dd_sections(m, linked))
     for r in m.rulesets.iter_rows(named=True):
         if (r["ruleset"], r["options"]) != ("standard", ""):
             b.append(ruleset_section(m, r["ruleset"], r["options"], linked))
@@ -648,6 +650,8 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
             f"<p class=\"note\">Opponents' board contracts broken by the player's team: {esc(rate_text(n_broken, opp_boards))}.</p>"
         )
     )
+    if m.analysed and m.of("dd_bids", player).height:
+        b.append(dd_sections(m, linked, player))
     b.append(player_ruleset_sections(m, player))
     b.append(_quality_section(m, linked, player))
     return page(f"{player}", sub, join(b), root="../")
@@ -804,4 +808,98 @@ def player_ruleset_sections(m: Metrics, player: str) -> Markup:
             b.append(_declaration_tables(_variant(m.of("declarations", player), ruleset, options)))
         else:
             b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))
+    return join(b)
+
+
+# ---------------------------------------------------------------- double-dummy figures
+
+DD_BID_HEADERS = ["contracts", "mean contract − makeable", "over", "exact", "under", "boards claimed", "makeable"]
+DD_PLAY_HEADERS = ["deals", "tricks lost / deal", "plays", "plays costing nothing"]
+DD_BID_NOTE = (
+    "Plain standard deals with double-dummy values (backalley analyze). A side's numeric contract minus the"
+    " tricks its cards could make with perfect play by all: above 0 it bid more than makeable, below 0 less."
+    " Board claims: makeable when the side's double-dummy value is the whole hand."
+)
+DD_PLAY_NOTE = (
+    "Tricks lost per deal by the player's own cards against perfect play (the sum of the costs of the player's"
+    " plays, over the analysed deals played), and the share of plays that cost nothing."
+)
+
+
+def _size(v: Any) -> str:
+    return "all" if v is None else str(v)
+
+
+def mean_text(mean: Any, sd: Any, n: Any, signed: bool = False) -> str:
+    """Plain text of a mean with its 95% interval: ``+0.25 (95% CI −0.10 to +0.60)``; — when there is no case."""
+    ci = mean_interval(mean, sd, int(n or 0))
+    text = fmt_num(mean, signed=signed)
+    return text if ci is None else f"{text} (95% CI {fmt_num(ci[0], signed=signed)} to {fmt_num(ci[1], signed=signed)})"
+
+
+def mean_cell(mean: Any, sd: Any, n: Any, signed: bool = False) -> Markup:
+    """A mean cell: the mean, and its 95% normal interval below (none under 2 cases)."""
+    ci = mean_interval(mean, sd, int(n or 0))
+    low = (
+        Markup("")
+        if ci is None
+        else Markup(
+            f'<span class="ci">{esc(fmt_num(ci[0], signed=signed))} to {esc(fmt_num(ci[1], signed=signed))}</span>'
+        )
+    )
+    return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>{low}')
+
+
+def dd_bid_cells(r: dict[str, Any]) -> list[Any]:
+    return [
+        fmt_int(r["contracts"]),
+        mean_cell(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True),
+        rate(r["over"], r["contracts"]),
+        rate(r["exact"], r["contracts"]),
+        rate(r["under"], r["contracts"]),
+        fmt_int(r["boards"]),
+        rate(r["boards_makeable"], r["boards"]),
+    ]
+
+
+def dd_play_cells(r: dict[str, Any]) -> list[Any]:
+    lost = mean_cell(r["lost_per_deal"], r["sd_lost"], r["deals"])
+    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate(r["free"], r["plays"])]
+
+
+def _overall(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(pl.col("hand_size").is_null()) if frame.height else frame
+
+
+def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> Markup:
+    """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
+    bids = m.pop_dd_bids if player is None else m.of("dd_bids", player)
+    plays = m.pop_dd_plays if player is None else m.of("dd_plays", player)
+    who = "all players" if player is None else "the player's side"
+    b: list[Markup] = [Markup('<h2 id="bid-vs-makeable">Bid vs makeable</h2>')]
+    b.append(Markup(f'<p class="note">{esc(DD_BID_NOTE)}</p>'))
+    rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in bids.iter_rows(named=True))
+    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}"))
+    if player is None:
+        rows = (
+            [player_link(r["player"], False, linked), *dd_bid_cells(r)]
+            for r in _overall(m.dd_bids).iter_rows(named=True)
+        )
+        b.append(table(["player", *DD_BID_HEADERS], rows, caption="Per player (the player's side), all hand sizes"))
+    b.append(Markup('<h2 id="play-accuracy">Play accuracy</h2>'))
+    b.append(Markup(f'<p class="note">{esc(DD_PLAY_NOTE)}</p>'))
+    rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in plays.iter_rows(named=True))
+    b.append(
+        table(
+            ["hand size", *DD_PLAY_HEADERS], rows, caption="By hand size" + (", all players" if player is None else "")
+        )
+    )
+    if player is None:
+        rows = (
+            [player_link(r["player"], False, linked), *dd_play_cells(r)]
+            for r in _overall(m.dd_plays).sort(["lost_per_deal", "player"]).iter_rows(named=True)
+        )
+        b.append(
+            table(["player", *DD_PLAY_HEADERS], rows, caption="Per player, all hand sizes, fewest tricks lost first")
+        )
     return join(b)

@@ -6,7 +6,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from backalley.reporting.html import fmt_int, fmt_num, rate_text, ruleset_label
+from backalley.reporting.html import (
+    DD_BID_HEADERS,
+    DD_PLAY_HEADERS,
+    fmt_int,
+    fmt_num,
+    mean_text,
+    rate_text,
+    ruleset_label,
+)
 from backalley.reporting.metrics import Metrics
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
@@ -81,6 +89,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
                 for r in m.leaderboard.head(top).iter_rows(named=True)
             ),
         ),
+        *_double_dummy(m, top),
         *_rulesets(m, top),
         "## Data quality",
         "",
@@ -157,3 +166,46 @@ def _rulesets(m: Metrics, top: int) -> list[str]:
             )
         out += [f"### {md(ruleset_label(name, options))}", "", *_table(headers, cells)]
     return out
+
+
+def _dd_bid_cells(r: Mapping[str, Any]) -> list[str]:
+    return [
+        fmt_int(r["contracts"]),
+        mean_text(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True),
+        rate_text(r["over"], r["contracts"]),
+        rate_text(r["exact"], r["contracts"]),
+        rate_text(r["under"], r["contracts"]),
+        fmt_int(r["boards"]),
+        rate_text(r["boards_makeable"], r["boards"]),
+    ]
+
+
+def _dd_play_cells(r: Mapping[str, Any]) -> list[str]:
+    lost = mean_text(r["lost_per_deal"], r["sd_lost"], r["deals"])
+    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate_text(r["free"], r["plays"])]
+
+
+def _double_dummy(m: Metrics, top: int) -> list[str]:
+    """Bid vs makeable and play accuracy of plain standard games (none when no deal is analysed)."""
+    if not m.analysed:
+        return []
+
+    def size(v: Any) -> str:
+        return "all" if v is None else str(v)
+
+    mine = m.dd_plays.filter(m.dd_plays["hand_size"].is_null()).sort(["lost_per_deal", "player"]).head(top)
+    return [
+        "## Bid vs makeable (double-dummy, plain standard)",
+        "",
+        *_table(
+            ["hand size", *DD_BID_HEADERS],
+            ([size(r["hand_size"]), *_dd_bid_cells(r)] for r in m.pop_dd_bids.iter_rows(named=True)),
+        ),
+        "## Play accuracy (double-dummy, plain standard)",
+        "",
+        *_table(
+            ["hand size", *DD_PLAY_HEADERS],
+            ([size(r["hand_size"]), *_dd_play_cells(r)] for r in m.pop_dd_plays.iter_rows(named=True)),
+        ),
+        *_table(["player", *DD_PLAY_HEADERS], ([r["player"], *_dd_play_cells(r)] for r in mine.iter_rows(named=True))),
+    ]

@@ -81,6 +81,16 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] 
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def mean_interval(
+    mean: float | None, sd: float | None, n: int, z: float = 1.959963984540054
+) -> tuple[float, float] | None:
+    """The normal-approximation interval (95% by default) of a mean: mean ± z·sd/√n; None when n < 2."""
+    if mean is None or sd is None or n < 2 or sd != sd:
+        return None
+    half = z * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
 @dataclass
 class Metrics:
     """All tables of one report. Frames keyed by player hold every player; use :meth:`of`."""
@@ -113,6 +123,12 @@ class Metrics:
     declarations: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: Board claims and bores per ruleset, options, player and level (every ruleset but plain standard).
     bores: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Double-dummy figures of plain standard games (docs/metrics.md), empty when no deal is analysed:
+    #: per player (``hand_size`` null = all sizes) and for everyone, bid vs makeable and play accuracy.
+    dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
+    pop_dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
+    dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
+    pop_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
@@ -134,7 +150,14 @@ class Metrics:
         "ruleset_players",
         "declarations",
         "bores",
+        "dd_bids",
+        "dd_plays",
     )
+
+    @property
+    def analysed(self) -> bool:
+        """Some deal of the report's plain standard games has double-dummy values."""
+        return self.pop_dd_bids.height > 0
 
     @property
     def plain_standard_only(self) -> bool:
@@ -431,7 +454,12 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         "boards_made": int(row[8]),
     }
     per_ruleset = _ruleset_figures(q)
+    dd = _dd_figures(con, q)
     return Metrics(
+        dd_bids=dd["dd_bids"],
+        pop_dd_bids=dd["pop_dd_bids"],
+        dd_plays=dd["dd_plays"],
+        pop_dd_plays=dd["pop_dd_plays"],
         ruleset=ruleset,
         rulesets=per_ruleset["rulesets"],
         ruleset_players=per_ruleset["ruleset_players"],
@@ -524,3 +552,90 @@ def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
         GROUP BY ALL ORDER BY player, ruleset, options, level
     """)
     return {"rulesets": rulesets, "ruleset_players": ruleset_players, "declarations": declarations, "bores": bores}
+
+
+#: The columns of ``player_deals`` and the tables the double-dummy figures need.
+_DD_NEEDS = {"deal_index", "seat"}
+
+
+def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
+    tables = {
+        str(r[0])
+        for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
+    }
+    return {"dd_deals", "dd_plays"} <= tables and _columns(con, "player_deals") >= _DD_NEEDS
+
+
+def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFrame]:
+    """Bid vs makeable and play accuracy (docs/metrics.md) over the analysed deals of plain standard games.
+
+    Reads the temporary table ``g`` (the report's games); one row per player and deal
+    in ``ddp``: the side's contract, its double-dummy value and the player's play costs.
+    """
+    if not _has_dd(con):
+        con.execute("DROP TABLE IF EXISTS temp.ddp")
+        con.execute(
+            "CREATE TEMP TABLE ddp (game_id VARCHAR, deal INTEGER, hand_size INTEGER, player VARCHAR, team VARCHAR,"
+            " bid_kind VARCHAR, contract_kind VARCHAR, contract INTEGER, dd INTEGER, lost BIGINT, plays BIGINT,"
+            " free BIGINT)"
+        )
+    else:
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE ddp AS
+            WITH pc AS (
+                SELECT game_id, deal, seat, sum(cost)::BIGINT AS lost, count(*)::BIGINT AS plays,
+                       count(*) FILTER (WHERE cost = 0)::BIGINT AS free
+                FROM dd_plays GROUP BY ALL
+            )
+            SELECT p.game_id, p.deal_index AS deal, d.hand_size, p.player, p.team, p.bid_kind,
+                   p.team_contract_kind AS contract_kind, p.team_contract AS contract,
+                   CASE p.team WHEN 'NS' THEN d.dd_ns ELSE d.dd_ew END AS dd,
+                   coalesce(pc.lost, 0)::BIGINT AS lost, coalesce(pc.plays, 0)::BIGINT AS plays,
+                   coalesce(pc.free, 0)::BIGINT AS free
+            FROM player_deals p
+            JOIN g ON g.game_id = p.game_id AND g.ruleset = 'standard' AND g.options = ''
+            JOIN dd_deals d ON d.game_id = p.game_id AND d.deal = p.deal_index AND d.analysed
+            LEFT JOIN pc ON pc.game_id = p.game_id AND pc.deal = p.deal_index AND pc.seat = p.seat
+            WHERE p.team IN ('NS', 'EW')
+        """)
+    bids = """
+        count(*) FILTER (WHERE contract_kind = 'number')::BIGINT AS contracts,
+        avg(contract - dd) FILTER (WHERE contract_kind = 'number') AS mean_diff,
+        stddev_samp(contract - dd) FILTER (WHERE contract_kind = 'number') AS sd_diff,
+        count(*) FILTER (WHERE contract_kind = 'number' AND contract > dd)::BIGINT AS over,
+        count(*) FILTER (WHERE contract_kind = 'number' AND contract = dd)::BIGINT AS exact,
+        count(*) FILTER (WHERE contract_kind = 'number' AND contract < dd)::BIGINT AS under,
+        count(*) FILTER (WHERE bid_kind = 'board')::BIGINT AS boards,
+        count(*) FILTER (WHERE bid_kind = 'board' AND dd = hand_size)::BIGINT AS boards_makeable
+    """
+    plays = """
+        count(*)::BIGINT AS deals, sum(lost)::BIGINT AS lost, sum(lost) / count(*) AS lost_per_deal,
+        stddev_samp(lost) AS sd_lost,
+        sum(plays)::BIGINT AS plays, sum(free)::BIGINT AS free
+    """
+    # Everyone's contracts count once per side and deal (both partners' rows hold the same contract);
+    # a board counts once per side that claimed it.
+    sides = """
+        SELECT game_id, deal, team, any_value(hand_size) AS hand_size, any_value(contract_kind) AS contract_kind,
+               any_value(contract) AS contract, any_value(dd) AS dd,
+               CASE WHEN bool_or(bid_kind = 'board') THEN 'board' END AS bid_kind
+        FROM ddp GROUP BY game_id, deal, team
+    """
+    return {
+        "dd_bids": q(f"""
+            SELECT player, hand_size, {bids} FROM ddp
+            GROUP BY GROUPING SETS ((player, hand_size), (player)) ORDER BY player, hand_size NULLS FIRST
+        """),
+        "pop_dd_bids": q(f"""
+            SELECT hand_size, {bids} FROM ({sides})
+            GROUP BY GROUPING SETS ((hand_size), ()) HAVING count(*) > 0 ORDER BY hand_size NULLS FIRST
+        """),
+        "dd_plays": q(f"""
+            SELECT player, hand_size, {plays} FROM ddp
+            GROUP BY GROUPING SETS ((player, hand_size), (player)) ORDER BY player, hand_size NULLS FIRST
+        """),
+        "pop_dd_plays": q(f"""
+            SELECT hand_size, {plays} FROM ddp
+            GROUP BY GROUPING SETS ((hand_size), ()) HAVING count(*) > 0 ORDER BY hand_size NULLS FIRST
+        """),
+    }
