@@ -93,7 +93,7 @@ def test_show_gives_the_stored_values_and_every_play_cost(games: tuple[Path, lis
             if (game_id, k) in values:
                 ns, ew = values[game_id, k]
                 assert table[str(k)][-1] == f"{ns}/{ew}"
-                assert f"Double-dummy: NS {ns}, EW {ew}" in out
+                assert f"Double-dummy: NS {ns}, EW {ew} (−k after a card" in out
                 assert shown_costs(out) == costs[game_id, k], (game_id, k)
                 marked += sum(1 for c in costs[game_id, k].values() if c)
             else:
@@ -101,3 +101,26 @@ def test_show_gives_the_stored_values_and_every_play_cost(games: tuple[Path, lis
                 assert "Double-dummy: NS" not in out and "−" not in "\n".join(section(out, "Tricks", "Result"))
                 unanalysed += len(d["hands"]["N"]) > 6
     assert marked > 0 and unanalysed > 0
+
+
+def test_a_deal_that_breaks_a_rule_and_a_game_without_partnerships(tmp_path: Path) -> None:
+    """Deals left without values by a rule violation say so; values of a game without partnerships say whose."""
+    faulty, single, db = tmp_path / "f.jsonl", tmp_path / "np.jsonl", tmp_path / "f.duckdb"
+    sim = ["simulate", "--seed", "7", "-w", "1"]
+    assert runner.invoke(app, [*sim, "-n", "12", "--faults", "1", "-o", str(faulty)]).exit_code == 0
+    assert runner.invoke(app, [*sim, "-n", "1", "--options", "no_partnerships", "-o", str(single)]).exit_code == 0
+    assert runner.invoke(app, ["ingest", str(faulty), str(single), "--db", str(db), "--workers", "1"]).exit_code == 1
+    analyse(db)
+    values, _ = stored_dd(db)
+    with duckdb.connect(str(db), read_only=True) as con:
+        broken = con.execute("SELECT game_id, deal FROM dd_deals WHERE NOT analysed").fetchall()
+    assert broken  # seed 7 puts faults in the play of a few deals of at most 6 cards
+    for game_id, k in broken:
+        out = show(db, game_id, k)
+        assert "Double-dummy: no values (the deal breaks a rule of play)" in out
+        assert "−" not in "\n".join(section(out, "Tricks", "Result"))
+        assert {r[0]: r for r in rows(show(db, game_id).splitlines())}[str(k)][-1] == "—"
+    game_id = json.loads(single.read_text(encoding="utf-8"))["game_id"]
+    k = next(d for (g, d) in values if g == game_id)
+    ns, ew = values[game_id, k]
+    assert f"Double-dummy: NS {ns}, EW {ew} (N+S against E+W as pairs;" in show(db, game_id, k)
