@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from backalley.cards import SEATS
+from backalley.cards import SEATS, TEAMS
 from backalley.rules import RulesetError, find_ruleset
 
 
@@ -200,6 +200,41 @@ def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -
     return DealFigures(lines[0], bids, {s: score[s] for s in game.sides if s in score})
 
 
+@dataclass(slots=True)
+class DoubleDummy:
+    """A dealing's row of ``dd_deals`` with its plays' costs from ``dd_plays`` (``backalley analyze``)."""
+
+    #: False: the dealing breaks a rule of play, so it has no values (and no costs).
+    analysed: bool
+    #: Tricks each team (``NS``, ``EW``, as stored) can make with perfect play from the opening lead.
+    values: dict[str, int]
+    #: Each play's cost to its own side (tricks lost against perfect play), by ``(trick, position)``.
+    costs: dict[tuple[int, int], int]
+
+
+def double_dummy(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int) -> DoubleDummy | None:
+    """The double-dummy figures of dealing ``deal`` (1-based); ``None`` when it has not been analysed."""
+    found = cur.execute(
+        "SELECT analysed, dd_ns, dd_ew FROM dd_deals WHERE game_id = ? AND deal = ?", [game_id, deal]
+    ).fetchall()
+    if not found:
+        return None
+    analysed, dd_ns, dd_ew = found[0]
+    if not analysed:
+        return DoubleDummy(False, {}, {})
+    plays = cur.execute(
+        "SELECT trick, position, cost FROM dd_plays WHERE game_id = ? AND deal = ?", [game_id, deal]
+    ).fetchall()
+    costs = {(int(t), int(p)): int(c) for t, p, c in plays}
+    return DoubleDummy(True, dict(zip(TEAMS, (int(dd_ns), int(dd_ew)), strict=True)), costs)
+
+
+def double_dummy_values(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[int, dict[str, int]]:
+    """Each analysed dealing of a game (by 1-based position) with its teams' double-dummy values."""
+    rows = cur.execute("SELECT deal, dd_ns, dd_ew FROM dd_deals WHERE game_id = ? AND analysed", [game_id]).fetchall()
+    return {int(d): dict(zip(TEAMS, (int(ns), int(ew)), strict=True)) for d, ns, ew in rows}
+
+
 def contract_text(r: SideResult) -> str:
     """A side's contract in a few characters: ``4``, ``8×2``, ``board2×4``, ``pass``; ``✓``/``✗`` made or not."""
     if r.contract_kind == "none":
@@ -250,10 +285,13 @@ __all__ = [
     "BidLine",
     "DealFigures",
     "DealLine",
+    "DoubleDummy",
     "GameFigures",
     "SideResult",
     "contract_text",
     "deal_figures",
+    "double_dummy",
+    "double_dummy_values",
     "game_figures",
     "page_sides",
     "trump_words",

@@ -16,13 +16,17 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from backalley.cards import TEAMS
 from backalley.outcomes import (
     BidLine,
     DealFigures,
     DealLine,
+    DoubleDummy,
     GameFigures,
     contract_text,
     deal_figures,
+    double_dummy,
+    double_dummy_values,
     game_figures,
 )
 from backalley.service.data import DealView, card_color, card_text, violations
@@ -39,9 +43,11 @@ def show(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) 
     if game is None:
         return None
     if deal is None:
-        return game_view(game, violations(cur, game_id))
+        return game_view(game, violations(cur, game_id), double_dummy_values(cur, game_id))
     view = recorded_deal(cur, game_id, deal)
-    return None if view is None else deal_view(view, game, deal_figures(cur, game, deal))
+    if view is None:
+        return None
+    return deal_view(view, game, deal_figures(cur, game, deal), double_dummy(cur, game_id, deal))
 
 
 def _card(card: str, fault: bool = False) -> Text:
@@ -65,8 +71,13 @@ def _sides_text(values: dict[str, Any]) -> str:
 # --- the game ---------------------------------------------------------------------------------
 
 
-def game_view(game: GameFigures, found: list[dict[str, Any]]) -> RenderableType:
-    """A game: ruleset, players, status, score by side, dealings by side and violations."""
+def game_view(
+    game: GameFigures, found: list[dict[str, Any]], dd: dict[int, dict[str, int]] | None = None
+) -> RenderableType:
+    """A game: ruleset, players, status, score by side, dealings by side and violations.
+
+    ``dd``: the double-dummy values of the analysed dealings (a column only when there are some).
+    """
     head = Text.assemble(("Game ", "bold"), game.game_id, f" ({game.status}) · ", _ruleset(game), "\n")
     head.append(" · ".join(f"{s}: {p if p is not None else '—'}" for s, p in game.players.items()))
     if not game.sides:
@@ -77,16 +88,20 @@ def game_view(game: GameFigures, found: list[dict[str, Any]]) -> RenderableType:
         head.append(f" (recorded: {_sides_text(game.recorded_score)})")
     if game.winner is not None:
         head.append("; a tie" if game.winner == "tie" else f"; {game.winner} wins")
-    return Group(head, _deals_table(game), _faults(found))
+    return Group(head, _deals_table(game, dd or {}), _faults(found))
 
 
-def _deals_table(game: GameFigures) -> Table:
+def _deals_table(game: GameFigures, dd: dict[int, dict[str, int]]) -> Table:
     sides = "/".join(game.sides)
     deals = Table(
         "deal", "number", "cards", "dealer", "trump", f"contracts {sides}", f"tricks {sides}", f"points {sides}"
     )
     deals.title = "Deals"
+    dd_sides = next(iter(dd.values()), {})
+    if dd_sides:
+        deals.add_column(f"dd {'/'.join(dd_sides)}")
     for d in game.deals:
+        dd_cell = [Text("/".join(str(v) for v in dd[d.deal].values()) if d.deal in dd else "—")] if dd_sides else []
         deals.add_row(
             _t(d.deal),
             _t(d.number),
@@ -96,6 +111,7 @@ def _deals_table(game: GameFigures) -> Table:
             Text("pass-out" if d.pass_out else "/".join(contract_text(r) for r in d.sides)),
             Text("/".join(str(r.tricks) for r in d.sides)),
             Text("/".join(_t(r.points).plain for r in d.sides)),
+            *dd_cell,
         )
     return deals
 
@@ -124,8 +140,13 @@ def _faults(found: list[dict[str, Any]]) -> Text:
 # --- one deal ---------------------------------------------------------------------------------
 
 
-def deal_view(d: DealView, game: GameFigures, figures: DealFigures | None) -> RenderableType:
-    """The deal viewer's content: trump, hands, calls with what they ask, tricks with faults, result by side."""
+def deal_view(
+    d: DealView, game: GameFigures, figures: DealFigures | None, dd: DoubleDummy | None = None
+) -> RenderableType:
+    """The deal viewer's content: trump, hands, calls with what they ask, tricks with faults, result by side.
+
+    ``dd``: the double-dummy figures when the dealing has been analysed (value per team, cost per play).
+    """
     head = Text.assemble(
         ("Game ", "bold"), d.game_id, f", deal {d.n} of {d.deal_count} (number ", _t(d.number), ") · ", _ruleset(game)
     )
@@ -137,10 +158,12 @@ def deal_view(d: DealView, game: GameFigures, figures: DealFigures | None) -> Re
     if d.joker_swap:
         head.append(f"; joker swap: {d.joker_swap['seat']} drew ")
         head.append_text(_card(d.joker_swap["drawn"]))
+    if dd is not None or (figures is not None and not figures.line.pass_out):
+        head.append("\n").append_text(dd_line(dd, pairs=game.sides != TEAMS))
     hands = Table(title="Hands as dealt", title_justify="left", show_header=False)
     for h in d.hands:
         hands.add_row(Text(h["seat"], style="bold"), _t(h["player"]), Text(" ").join(_card(c) for c in h["cards"]))
-    return Group(head, hands, _bids_table(d, figures), _tricks_table(d), _result(figures))
+    return Group(head, hands, _bids_table(d, figures), _tricks_table(d, dd), _result(figures))
 
 
 def trump_text(line: DealLine) -> Text:
@@ -190,10 +213,34 @@ def bid_meaning(b: BidLine) -> str:
     return text + (", rainbow" if b.rainbow else "")
 
 
-def _tricks_table(d: DealView) -> Table:
+def dd_line(dd: DoubleDummy | None, pairs: bool = False) -> Text:
+    """The double-dummy line of a deal: the teams' values, why there are none, or how to get them.
+
+    ``pairs``: the game has no partnerships, yet the stored values are those of N+S against E+W.
+    """
+    if dd is None:
+        return Text("Double-dummy: not analysed (run backalley analyze)", style="dim")
+    if not dd.analysed:
+        return Text("Double-dummy: no values (the deal breaks a rule of play)", style="dim")
+    values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
+    note = " (N+S against E+W as pairs; " if pairs else " ("
+    return Text.assemble(
+        ("Double-dummy: ", "bold"), values, (note + "−k after a card: tricks it cost its side vs perfect play)", "dim")
+    )
+
+
+def _play(seat: str, card: str, fault: bool, cost: int | None) -> Text:
+    text = Text.assemble(f"{seat} ", _card(card, fault))
+    return text.append(f"−{cost}", style="bold yellow") if cost else text
+
+
+def _tricks_table(d: DealView, dd: DoubleDummy | None = None) -> Table:
     tricks = Table("trick", "leader", "cards in play order", "winner", title="Tricks", title_justify="left")
+    costs = dd.costs if dd is not None else {}
     for t in d.tricks:
-        cards = Text(" ").join(Text.assemble(f"{p.seat} ", _card(p.card, bool(p.faults))) for p in t.plays)
+        cards = Text(" ").join(
+            _play(p.seat, p.card, bool(p.faults), costs.get((t.number, k))) for k, p in enumerate(t.plays, 1)
+        )
         for v in [v for p in t.plays for v in p.faults] + t.faults:
             cards.append("\n")
             cards.append(f"✗ {v['code']}", style="bold red")
@@ -218,4 +265,4 @@ def _result(figures: DealFigures | None) -> RenderableType:
     return Group(Text("Pass-out: no contract, no score."), table) if line.pass_out else table
 
 
-__all__ = ["bid_meaning", "contract_text", "deal_view", "game_view", "show", "trump_text"]
+__all__ = ["bid_meaning", "contract_text", "dd_line", "deal_view", "game_view", "show", "trump_text"]
