@@ -241,31 +241,35 @@ static inline void rel_cover(const Core *s, Rel *r, int c, uint64_t among) {
 
 /* --- quick tricks ------------------------------------------------------------------------------ */
 
-/* The top trumps held by one side each win the trick they fall in (two at most a trick per partnership). */
-static void top_trumps(const Core *s, uint64_t trumps, int *sure, Rel *rel) {
+/* The top trumps held by one side each win the trick they fall in (two at most a trick per partnership).
+ * Returns the count; *index: 0 when they are the side's, 1 when the other seats'.  The relevance is the
+ * run of top trumps itself: a position sharing those holders has at least the same run. */
+static int top_trumps(const Core *s, uint64_t trumps, int *index, Rel *rel) {
     int first = s->owner[top_bit(trumps)];
     int mine = s->side >> first & 1;
     int per_seat[4] = {0, 0, 0, 0};
-    int run = 0;
+    int run = 0, last = top_bit(trumps);
     while (trumps) {
         int c = top_bit(trumps);
         int seat = s->owner[c];
         if ((s->side >> seat & 1) != mine) break;
         per_seat[seat]++;
         run++;
+        last = c;
         trumps ^= 1ULL << c;
     }
-    rel_cover(s, rel, trumps ? top_bit(trumps) : low_bit(s->remaining & s->trumps), s->remaining);
+    rel_cover(s, rel, last, s->remaining);
     int team = mine ? s->side : ~s->side & 15;
     int players = popc((uint64_t)team);
     int count = (run + players - 1) / players;
     for (int i = 0; i < 4; i++)
         if (per_seat[i] > count) count = per_seat[i];
-    int index = mine ? 0 : 1;
-    if (count > sure[index]) sure[index] = count;
+    *index = mine ? 0 : 1;
+    return count;
 }
 
-/* Tricks the leader takes by leading its top cards of the plain suits, one after another. */
+/* Tricks the leader takes by leading its top cards of the plain suits, one after another.  The
+ * relevance: in each suit that counts, the top cards counted (all the leader's); the rest are counts. */
 static int cashable(const Core *s, Rel *rel) {
     int leader = s->leader;
     uint64_t hand = s->hands[leader], tm = s->trumps;
@@ -283,22 +287,38 @@ static int cashable(const Core *s, Rel *rel) {
         if (!held) continue;
         uint64_t rest = others & suit;
         int top = rest ? popc(held >> bitlen(rest)) : popc(held);
-        rel_cover(s, rel, rest ? top_bit(rest) : low_bit(held), s->remaining);
         for (int seat = 0; seat < 4; seat++)
             if (top && !(team >> seat & 1) && (s->hands[seat] & tm)) {
                 int n = popc(s->hands[seat] & suit);
                 if (n < top) top = n;
             }
+        if (top && rest) { /* the leader's `top` highest cards of the suit are its highest ones left */
+            uint64_t m = held;
+            for (int i = 1; i < top; i++) m &= ~(1ULL << top_bit(m));
+            rel_cover(s, rel, top_bit(m), s->remaining);
+        }
         total += top;
     }
     return total < limit ? total : limit;
 }
 
-static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *rel) {
+/* Sure tricks of the side (*mine) and of the other seats (*theirs), each with the relevance of its proof. */
+static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *rel_mine, Rel *rel_theirs) {
     int sure[2] = {0, 0};
+    Rel *rels[2] = {rel_mine, rel_theirs};
     uint64_t trumps = s->remaining & s->trumps;
-    if (trumps) top_trumps(s, trumps, sure, rel);
-    sure[(s->side >> s->leader & 1) ? 0 : 1] += cashable(s, rel);
+    if (trumps) {
+        int index;
+        sure[0] = top_trumps(s, trumps, &index, rels[0]); /* provisional slot, fixed below */
+        if (index) {
+            sure[1] = sure[0];
+            sure[0] = 0;
+            *rels[1] = *rels[0];
+            memset(rels[0], 0, sizeof *rels[0]);
+        }
+    }
+    int lead = (s->side >> s->leader & 1) ? 0 : 1;
+    sure[lead] += cashable(s, rels[lead]);
     *mine = sure[0] < left ? sure[0] : left;
     *theirs = sure[1] < left ? sure[1] : left;
 }
@@ -495,12 +515,17 @@ static int boundary(Core *s, int target, Rel *rel) {
     }
     if (s->flags & F_QT) {
         int mine, theirs;
-        Rel q;
-        memset(&q, 0, sizeof q);
-        sure_tricks(s, left, &mine, &theirs, &q);
-        if (mine >= target || left - theirs < target) {
-            *rel = q;
-            return mine >= target;
+        Rel qm, qt;
+        memset(&qm, 0, sizeof qm);
+        memset(&qt, 0, sizeof qt);
+        sure_tricks(s, left, &mine, &theirs, &qm, &qt);
+        if (mine >= target) {
+            *rel = qm;
+            return 1;
+        }
+        if (left - theirs < target) {
+            *rel = qt;
+            return 0;
         }
     }
     int cards[16];
