@@ -371,12 +371,30 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
     if (!(s->flags & F_ORD) || n < 2) return n;
     int score[16];
     if (!s->ntrick) {
-        /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then low. */
+        /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then a
+         * suit the partner ruffs, then low; a plain suit an opponent ruffs comes after all of those. */
         int mine = s->side >> seat & 1;
         for (int i = 0; i < n; i++) {
             int c = cards[i], cost = card_cost(s, c);
-            int top = s->owner[top_bit(s->remaining & s->suit[c])];
-            score[i] = top == seat ? 128 + cost : (s->side >> top & 1) == mine ? 64 - cost : -cost;
+            uint64_t suit = s->suit[c];
+            int top = s->owner[top_bit(s->remaining & suit)];
+            int they_ruff = 0, we_ruff = 0;
+            if (!(suit & s->trumps))
+                for (int o = 0; o < 4; o++)
+                    if (o != seat && !(s->hands[o] & suit) && (s->hands[o] & s->trumps)) {
+                        if ((s->side >> o & 1) == mine)
+                            we_ruff = 1;
+                        else
+                            they_ruff = 1;
+                    }
+            if (they_ruff)
+                score[i] = -32 - cost;
+            else if (top == seat)
+                score[i] = 128 + cost;
+            else if ((s->side >> top & 1) == mine)
+                score[i] = 64 - cost;
+            else
+                score[i] = we_ruff ? 32 - cost : -cost;
         }
     } else {
         /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
