@@ -418,7 +418,8 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         for (int i = 0; i < n; i++) {
             int c = cards[i], cost = card_cost(s, c);
             int wins = keys[c] > best && keys[c] > later;
-            score[i] = partner_winning ? (wins ? -64 : 0) - cost : (wins ? 64 : 0) - cost;
+            int secure = partner_winning && best > later; /* the partner's card holds the trick */
+            score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
         }
     }
     const uint32_t *hist = s->history[seat];
