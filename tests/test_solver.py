@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from backalley import rules
-from backalley.analysis import NS, PlayedDeal, solve_deal
+from backalley.analysis import NS, PlayedDeal, played_tricks, solve_deal
 from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
 from backalley.engine import DealState
 from backalley.rules import BOARD, PASS
@@ -259,3 +259,32 @@ def test_value_from_a_known_bound_is_the_value() -> None:
             after = solver.value_from(before, rising=not side >> seat & 1)
             assert after == fresh.value()
             before = after
+
+
+def test_a_guess_changes_the_search_not_the_value() -> None:
+    """Stepping from any guess (right, too low, too high, out of range) finds the bisection's value."""
+    rng = random.Random(23)
+    for _ in range(int(80 * SCALE)):
+        n = rng.randint(1, 6)
+        st = random_deal(rng, n)
+        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
+        solver_rules = SolverRules(st.trump, claimers)
+        expected = DealSolver(st.hands, leader, solver_rules, side).value()
+        guess = rng.choice([expected, expected + 1, expected - 1, 0, n, n + 3])
+        assert DealSolver(st.hands, leader, solver_rules, side).value(guess=guess) == expected
+
+
+def test_played_tricks_are_the_engines() -> None:
+    rng = random.Random(29)
+    for _ in range(40):
+        st = simulated_deal(rng, rng.randint(1, 8))
+        assert st.contracts is not None
+        hands = [0, 0, 0, 0]
+        for leader, trick in st.tricks:
+            for j, card in enumerate(trick):
+                hands[(leader + j) & 3] |= 1 << card
+        cards = [card for _, t in st.tricks for card in t]
+        deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, 0, st.tricks[0][0], cards)
+        solver_rules = SolverRules(st.trump, 0)
+        assert played_tricks(deal, solver_rules, NS) == st.won[0]
+        assert played_tricks(deal, solver_rules, EW) == st.won[1]

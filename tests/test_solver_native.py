@@ -46,6 +46,8 @@ def test_c_values_are_the_python_values(n: int) -> None:
         assert c.value() == py.value(), (hands, py.rules, side, py.trick)
         target = rng.randint(0, py.tricks_left())
         assert c.at_least(target) == py.at_least(target)
+        guess = py.won + rng.randint(-1, py.tricks_left() + 1)
+        assert c.value(guess=guess) == py.value(guess=guess) == py.value()
 
 
 def test_c_values_are_minimax_values_up_to_five_cards() -> None:

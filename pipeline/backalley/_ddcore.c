@@ -578,8 +578,9 @@ static int search(Core *s, int target) {
     return node(s, target, &rel);
 }
 
-/* The side's tricks from the position (the remaining ones only), by bisection on the target. */
-static int value(Core *s) {
+/* The side's tricks from the position (the remaining ones only): by bisection on the target, or
+ * stepping from `guess` (expected remaining tricks) when it is not negative. */
+static int value(Core *s, int guess) {
     int seat = (s->leader + s->ntrick) & 3;
     int lo = 0, hi = popc(s->hands[seat]);
     if (!s->ntrick && (s->flags & F_TT)) {
@@ -595,12 +596,29 @@ static int value(Core *s) {
             }
         }
     }
+    if (guess < 0) {
+        while (lo < hi) {
+            int target = (lo + hi + 1) / 2;
+            if (search(s, target))
+                lo = target;
+            else
+                hi = target - 1;
+        }
+        return lo;
+    }
+    /* From a guess, one trick at a time (as DDS does): a good guess costs two searches, and never a
+     * search far above the value, which is as dear as one next to it. */
+    int target = guess;
     while (lo < hi) {
-        int target = (lo + hi + 1) / 2;
-        if (search(s, target))
+        if (target <= lo) target = lo + 1;
+        if (target > hi) target = hi;
+        if (search(s, target)) {
             lo = target;
-        else
+            target = lo + 1;
+        } else {
             hi = target - 1;
+            target = hi;
+        }
     }
     return lo;
 }
@@ -737,10 +755,10 @@ static void Core_dealloc(Core *s) {
 
 static PyObject *Core_value(Core *s, PyObject *args) {
     PyObject *hands, *trick;
-    int leader, broken;
-    if (!PyArg_ParseTuple(args, "OiOp", &hands, &leader, &trick, &broken)) return NULL;
+    int leader, broken, guess = -1;
+    if (!PyArg_ParseTuple(args, "OiOp|i", &hands, &leader, &trick, &broken, &guess)) return NULL;
     if (set_position(s, hands, leader, trick, broken) < 0) return NULL;
-    return PyLong_FromLong(value(s));
+    return PyLong_FromLong(value(s, guess));
 }
 
 static PyObject *Core_at_least(Core *s, PyObject *args) {
@@ -780,7 +798,8 @@ static PyObject *Core_get_nodes(Core *s, void *closure) {
 
 static PyMethodDef Core_methods[] = {
     {"value", (PyCFunction)Core_value, METH_VARARGS,
-     "value(hands, leader, trick, broken) -> the side's tricks from the position (remaining tricks only)"},
+     "value(hands, leader, trick, broken, guess=-1) -> the side's tricks from the position (remaining tricks only; "
+     "guess: the expected count, -1 for none)"},
     {"at_least", (PyCFunction)Core_at_least, METH_VARARGS,
      "at_least(hands, leader, trick, broken, target) -> whether the side wins target or more of them"},
     {"legal", (PyCFunction)Core_legal, METH_VARARGS, "legal(hands, leader, trick, broken) -> the legal cards, a mask"},

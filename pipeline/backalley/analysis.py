@@ -125,9 +125,10 @@ def played_deal(outcome: DealOutcome) -> PlayedDeal:
 
 def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | None = None) -> DealValues:
     """The values before and after every card of the play, and each card's cost (``native``: see DealSolver)."""
-    solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning, native)
+    solver_rules = SolverRules(deal.trump, deal.board_claimers)
+    solver = DealSolver(deal.hands, deal.leader, solver_rules, NS, pruning, native)
     n = deal.hands[deal.leader].bit_count()
-    values = [solver.value()]
+    values = [solver.value(guess=played_tricks(deal, solver_rules, NS))]
     seats: list[int] = []
     costs: list[int] = []
     for card in deal.cards:
@@ -139,6 +140,16 @@ def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | 
         costs.append(before - after if NS >> seat & 1 else after - before)
         values.append(after)
     return DealValues((values[0], n - values[0]), values, list(deal.cards), seats, costs, solver.nodes)
+
+
+def played_tricks(deal: PlayedDeal, solver_rules: SolverRules, side: int) -> int:
+    """The tricks ``side`` took in the recorded play (the solver's first guess at its value)."""
+    leader, won = deal.leader, 0
+    for start in range(0, len(deal.cards) - 3, 4):
+        winner = (leader + solver_rules.winner(deal.cards[start : start + 4])) & 3
+        won += side >> winner & 1
+        leader = winner
+    return won
 
 
 # --- one record ------------------------------------------------------------------------------
@@ -338,5 +349,6 @@ __all__ = [
     "analyse_record",
     "analyse_store",
     "played_deal",
+    "played_tricks",
     "solve_deal",
 ]
