@@ -390,7 +390,7 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
             if (they_ruff)
                 score[i] = -32 - cost;
             else if (top == seat)
-                score[i] = 128 + cost;
+                score[i] = 128 + (cost & 15);
             else if ((s->side >> top & 1) == mine)
                 score[i] = 64 - cost;
             else
