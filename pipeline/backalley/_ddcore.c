@@ -268,20 +268,21 @@ static int top_trumps(const Core *s, uint64_t trumps, int *index, Rel *rel) {
     return count;
 }
 
-/* Tricks the leader takes by leading its top cards of the plain suits, one after another.  The
- * relevance: in each suit that counts, the top cards counted (all the leader's); the rest are counts. */
-static int cashable(const Core *s, Rel *rel) {
-    int leader = s->leader;
-    uint64_t hand = s->hands[leader], tm = s->trumps;
-    int team = (s->side >> leader & 1) ? s->side : ~s->side & 15;
+/* Tricks `cash` takes by leading its top cards of the plain suits, one after another, once on lead;
+ * *suits: the plain groups (bits) where it has such a card.  The relevance: in each suit that counts,
+ * the top cards counted (all `cash`'s); the rest are counts. */
+static int cashable(const Core *s, int cash, Rel *rel, unsigned *suits) {
+    uint64_t hand = s->hands[cash], tm = s->trumps;
+    int team = (s->side >> cash & 1) ? s->side : ~s->side & 15;
     uint64_t others = s->remaining & ~hand;
     int limit = 13;
     for (int seat = 0; seat < 4; seat++)
-        if (seat != leader && (team >> seat & 1) && (s->hands[seat] & tm)) {
+        if (seat != cash && (team >> seat & 1) && (s->hands[seat] & tm)) {
             int plain = popc(s->hands[seat] & ~tm);
             if (plain < limit) limit = plain;
         }
     int total = 0;
+    *suits = 0;
     for (int g = 0; g < s->nplain; g++) {
         uint64_t suit = s->plain[g], held = hand & suit;
         if (!held) continue;
@@ -292,18 +293,47 @@ static int cashable(const Core *s, Rel *rel) {
                 int n = popc(s->hands[seat] & suit);
                 if (n < top) top = n;
             }
-        if (top && rest) { /* the leader's `top` highest cards of the suit are its highest ones left */
+        if (top && rest) { /* the `top` highest cards of the suit are all `cash`'s */
             uint64_t m = held;
             for (int i = 1; i < top; i++) m &= ~(1ULL << top_bit(m));
             rel_cover(s, rel, top_bit(m), s->remaining);
         }
+        if (top) *suits |= 1u << g;
         total += top;
     }
     return total < limit ? total : limit;
 }
 
-/* Sure tricks of the side (*mine) and of the other seats (*theirs), each with the relevance of its proof. */
-static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *rel_mine, Rel *rel_theirs) {
+/* The leader's side's cashing tricks: the leader's own, or a partner's once the leader reaches it with a
+ * low card of a suit the partner tops (the partner's top cards are above the leader's too); the
+ * partners are counted only when the leader's own tricks are fewer than `need`. */
+static int side_cashable(const Core *s, int need, Rel *rel) {
+    unsigned suits;
+    int leader = s->leader;
+    int best = cashable(s, leader, rel, &suits);
+    if (best >= need) return best; /* enough for a cutoff: spare the partners' count */
+    int team = (s->side >> leader & 1) ? s->side : ~s->side & 15;
+    for (int p = 0; p < 4; p++) {
+        if (p == leader || !(team >> p & 1)) continue;
+        Rel r;
+        memset(&r, 0, sizeof r);
+        int n = cashable(s, p, &r, &suits);
+        if (n <= best) continue;
+        int entry = 0;
+        for (int g = 0; g < s->nplain; g++)
+            if ((suits >> g & 1) && (s->hands[leader] & s->plain[g])) entry = 1;
+        if (entry) {
+            best = n;
+            *rel = r;
+        }
+    }
+    return best;
+}
+
+/* Sure tricks of the side (*mine) and of the other seats (*theirs), each with the relevance of its proof
+ * (counted as far as a cutoff at `target` needs). */
+static void sure_tricks(const Core *s, int left, int target, int *mine, int *theirs, Rel *rel_mine,
+                        Rel *rel_theirs) {
     int sure[2] = {0, 0};
     Rel *rels[2] = {rel_mine, rel_theirs};
     uint64_t trumps = s->remaining & s->trumps;
@@ -318,7 +348,11 @@ static void sure_tricks(const Core *s, int left, int *mine, int *theirs, Rel *re
         }
     }
     int lead = (s->side >> s->leader & 1) ? 0 : 1;
-    sure[lead] += cashable(s, rels[lead]);
+    Rel cash;
+    memset(&cash, 0, sizeof cash);
+    int need = lead ? left - target + 1 - sure[1] : target - sure[0]; /* for a cutoff */
+    sure[lead] += side_cashable(s, need, &cash);
+    rel_union(s, rels[lead], &cash);
     *mine = sure[0] < left ? sure[0] : left;
     *theirs = sure[1] < left ? sure[1] : left;
 }
@@ -537,7 +571,7 @@ static int boundary(Core *s, int target, Rel *rel) {
         Rel qm, qt;
         memset(&qm, 0, sizeof qm);
         memset(&qt, 0, sizeof qt);
-        sure_tricks(s, left, &mine, &theirs, &qm, &qt);
+        sure_tricks(s, left, target, &mine, &theirs, &qm, &qt);
         if (mine >= target) {
             *rel = qm;
             return 1;
