@@ -6,14 +6,15 @@ import os
 import random
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from backalley import rules
-from backalley.analysis import NS, PlayedDeal, played_tricks, solve_deal
+from backalley.analysis import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
 from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
 from backalley.engine import DealState
-from backalley.rules import BOARD, PASS
-from backalley.simulate import choose_bid, choose_play, player_pool
+from backalley.rules import BOARD, PASS, find_ruleset
+from backalley.simulate import choose_bid, choose_play, player_pool, simulate_games
 from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 
 EW = 0b1010
@@ -288,3 +289,79 @@ def test_played_tricks_are_the_engines() -> None:
         solver_rules = SolverRules(st.trump, 0)
         assert played_tricks(deal, solver_rules, NS) == st.won[0]
         assert played_tricks(deal, solver_rules, EW) == st.won[1]
+
+
+SEAT_SIDES = sides_of(find_ruleset("standard", ("no_partnerships",)))
+
+
+def test_without_partnerships_each_seat_is_solved_against_the_other_three() -> None:
+    """Each seat's value is minimax's for that seat alone; each card's cost is its own seat's loss."""
+    rng = random.Random(31)
+    assert SEAT_SIDES.names == ("N", "E", "S", "W")
+    for _ in range(int(40 * SCALE)):
+        n = rng.randint(1, 4)
+        st = simulated_deal(rng, n)
+        assert st.contracts is not None
+        hands = [0, 0, 0, 0]
+        for leader, trick in st.tricks:
+            for j, card in enumerate(trick):
+                hands[(leader + j) & 3] |= 1 << card
+        claimers = st.contracts.board_claimers
+        cards = [card for _, t in st.tricks for card in t]
+        deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, claimers, st.tricks[0][0], cards)
+        v = solve_deal(deal, sides=SEAT_SIDES)
+        expected = [minimax(hands, deal.leader, [], False, st.trump, claimers, 1 << seat) for seat in range(4)]
+        assert list(v.dd) == expected
+        # Each seat can force its value whatever the others do, so the four values fit in the deal.
+        assert sum(v.dd) <= n and v.values[0] == v.dd[0]
+        solvers = [DealSolver(hands, deal.leader, SolverRules(st.trump, claimers), 1 << seat) for seat in range(4)]
+        for seat, card, cost in zip(v.seats, cards, v.costs, strict=True):
+            before = solvers[seat].value()
+            for solver in solvers:
+                solver.play(card)
+            assert cost == before - solvers[seat].value() >= 0
+        assert v.values[-1] == solvers[0].won
+
+
+def test_with_partnerships_each_cost_is_its_own_sides_loss() -> None:
+    """One search serves both pairs: an EW card's cost is what EW's own solver says it lost."""
+    rng = random.Random(37)
+    assert sides_of(find_ruleset("standard")) == PAIRS
+    for _ in range(int(20 * SCALE)):
+        st = simulated_deal(rng, rng.randint(1, 5))
+        assert st.contracts is not None
+        hands = [0, 0, 0, 0]
+        for leader, trick in st.tricks:
+            for j, card in enumerate(trick):
+                hands[(leader + j) & 3] |= 1 << card
+        cards = [card for _, t in st.tricks for card in t]
+        claimers = st.contracts.board_claimers
+        deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, claimers, st.tricks[0][0], cards)
+        v = solve_deal(deal)
+        solvers = [DealSolver(hands, deal.leader, SolverRules(st.trump, claimers), side) for side in (NS, EW)]
+        assert v.dd == (solvers[0].value(), solvers[1].value())
+        for seat, card, cost in zip(v.seats, cards, v.costs, strict=True):
+            own = solvers[seat & 1]
+            before = own.value()
+            for solver in solvers:
+                solver.play(card)
+            assert cost == before - own.value()
+
+
+def test_a_record_without_partnerships_is_analysed_by_seat() -> None:
+    """``analyse_record`` keys the values by seat for such a record; the store's pairs on request."""
+    rules = find_ruleset("standard", ("no_partnerships",))
+    rec = orjson.loads(next(iter(simulate_games(1, seed=3, rules=rules))))
+    rec["deals"] = [d for d in rec["deals"] if d["number"] <= 11]  # 13 down to 3 cards: quick
+    by_seat = analyse_record(rec, Scope(max_cards=5)).as_dict()
+    pairs = analyse_record(rec, Scope(max_cards=5), pairs=True).as_dict()
+    solved = [d for d in by_seat["deals"] if d["dd"] is not None]
+    assert solved
+    for seat_deal, pair_deal in zip(by_seat["deals"], pairs["deals"], strict=True):
+        if seat_deal["dd"] is None:
+            continue
+        n = len(seat_deal["costs"])
+        assert list(seat_deal["dd"]) == ["N", "E", "S", "W"] and sum(seat_deal["dd"].values()) <= n
+        assert list(pair_deal["dd"]) == ["NS", "EW"] and sum(pair_deal["dd"].values()) == n
+        # A seat alone against three makes no more than its pair does.
+        assert seat_deal["dd"]["N"] <= pair_deal["dd"]["NS"] and seat_deal["dd"]["E"] <= pair_deal["dd"]["EW"]

@@ -4,8 +4,11 @@ A deal's **value** for a side is the number of tricks it wins with perfect
 play by everyone who sees every hand (:mod:`backalley.solver`), from the
 recorded opening lead.  Values are taken before every recorded card and
 after the last, so each play's **cost** is the tricks its side lost by it
-against perfect play from there (0 for a perfect play).  Partnerships: the
-values of NS and EW add up to the hand size.
+against perfect play from there (0 for a perfect play).  The sides are the
+ruleset's (:class:`Sides`): with partnerships NS and EW, whose values add up to
+the hand size; without, each seat against the other three.  The store's tables
+hold N+S and E+W pair values only, so :func:`analyse_store` solves for those
+pairs in every game.
 
 :func:`analyse_record` works on one parsed record (no database);
 :func:`analyse_store` fills the tables ``dd_deals`` and ``dd_plays``.
@@ -25,10 +28,40 @@ import pyarrow as pa
 
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
 from backalley.replay import ERROR, DealOutcome, Replay, replay
+from backalley.rules import Ruleset, RulesetError, find_ruleset
 from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.sources import SourceError, expand, parse, read_file
 
 NS = 0b0101  # the seats of side NS as a bitmask
+
+
+@dataclass(frozen=True, slots=True)
+class Sides:
+    """The sides a deal is solved for: the ruleset's side names, and each seat's side (an index)."""
+
+    names: tuple[str, ...]
+    side_of: tuple[int, ...]
+
+    def masks(self) -> tuple[int, ...]:
+        """Each side's seats as a bitmask."""
+        return tuple(sum(1 << s for s, k in enumerate(self.side_of) if k == i) for i in range(len(self.names)))
+
+
+#: The two partnerships N+S and E+W (what the store holds, whatever the game's ruleset).
+PAIRS = Sides(TEAMS, (0, 1, 0, 1))
+
+
+def sides_of(ruleset: Ruleset) -> Sides:
+    """The ruleset's sides: teams with partnerships, every seat a side without."""
+    return Sides(ruleset.sides, ruleset.side_of)
+
+
+def record_sides(obj: dict[str, Any]) -> Sides:
+    """The sides of a record's ruleset (``ruleset`` and ``options``; none named: plain standard)."""
+    try:
+        return sides_of(find_ruleset(str(obj.get("ruleset") or "standard"), tuple(obj.get("options") or ())))
+    except (RulesetError, TypeError):  # the replay has already refused such a record
+        return PAIRS
 
 
 @dataclass(slots=True)
@@ -49,9 +82,10 @@ class PlayedDeal:
 class DealValues:
     """The double-dummy figures of one played deal."""
 
-    #: Tricks NS and EW can make before the opening lead.
-    dd: tuple[int, int]
-    #: NS's value before each card and after the last (``len(cards) + 1`` entries).
+    #: Tricks each side can make before the opening lead (in ``sides.names`` order).
+    dd: tuple[int, ...]
+    #: The first side's value (NS, or N without partnerships) before each card and after the last
+    #: (``len(cards) + 1`` entries).
     values: list[int]
     #: Every card in play order, and the seat that played it.
     cards: list[int]
@@ -60,6 +94,14 @@ class DealValues:
     costs: list[int]
     #: Search nodes visited (for the benchmark).
     nodes: int = 0
+    sides: Sides = PAIRS
+
+    def lost(self) -> list[int]:
+        """Tricks each side lost by its own plays (the sum of its cards' costs)."""
+        out = [0] * len(self.sides.names)
+        for seat, cost in zip(self.seats, self.costs, strict=True):
+            out[self.sides.side_of[seat]] += cost
+        return out
 
     def costs_by_trick(self) -> list[list[int]]:
         return [self.costs[i : i + 4] for i in range(0, len(self.costs), 4)]
@@ -82,7 +124,7 @@ class DealAnalysis:
         v = self.values
         out: dict[str, Any] = {
             "number": self.number,
-            "dd": None if v is None else {TEAMS[0]: v.dd[0], TEAMS[1]: v.dd[1]},
+            "dd": None if v is None else dict(zip(v.sides.names, v.dd, strict=True)),
             "costs": None if v is None else v.costs_by_trick(),
         }
         if self.skipped:
@@ -123,23 +165,51 @@ def played_deal(outcome: DealOutcome) -> PlayedDeal:
     )
 
 
-def solve_deal(deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | None = None) -> DealValues:
-    """The values before and after every card of the play, and each card's cost (``native``: see DealSolver)."""
+def solve_deal(
+    deal: PlayedDeal, pruning: Pruning = ALL_PRUNING, native: bool | None = None, sides: Sides = PAIRS
+) -> DealValues:
+    """The values before and after every card of the play, and each card's cost (``native``: see DealSolver).
+
+    Two complementary sides (partnerships) are one search, the second side's value
+    being the rest of the tricks; otherwise each side is searched on its own.
+    """
     solver_rules = SolverRules(deal.trump, deal.board_claimers)
-    solver = DealSolver(deal.hands, deal.leader, solver_rules, NS, pruning, native)
+    masks = sides.masks()
     n = deal.hands[deal.leader].bit_count()
-    values = [solver.value(guess=played_tricks(deal, solver_rules, NS))]
-    seats: list[int] = []
+    paired = len(masks) == 2 and masks[0] ^ masks[1] == 0b1111
+    runs = [_side_values(deal, solver_rules, mask, pruning, native) for mask in (masks[:1] if paired else masks)]
+    dd = (runs[0][0][0], n - runs[0][0][0]) if paired else tuple(values[0] for values, _ in runs)
+    seats = _seats(deal, solver_rules)
     costs: list[int] = []
+    for i, seat in enumerate(seats):
+        values = runs[0 if paired else sides.side_of[seat]][0]
+        own = not paired or bool(masks[0] >> seat & 1)
+        costs.append(values[i] - values[i + 1] if own else values[i + 1] - values[i])
+    nodes = sum(count for _, count in runs)
+    return DealValues(dd, runs[0][0], list(deal.cards), seats, costs, nodes, sides)
+
+
+def _side_values(
+    deal: PlayedDeal, solver_rules: SolverRules, side: int, pruning: Pruning, native: bool | None
+) -> tuple[list[int], int]:
+    """``side``'s value before every card and after the last, and the search nodes it took."""
+    solver = DealSolver(deal.hands, deal.leader, solver_rules, side, pruning, native)
+    values = [solver.value(guess=played_tricks(deal, solver_rules, side))]
     for card in deal.cards:
         seat = solver.to_play()
         solver.play(card)
-        before = values[-1]
-        after = solver.value_from(before, rising=not NS >> seat & 1)
-        seats.append(seat)
-        costs.append(before - after if NS >> seat & 1 else after - before)
-        values.append(after)
-    return DealValues((values[0], n - values[0]), values, list(deal.cards), seats, costs, solver.nodes)
+        values.append(solver.value_from(values[-1], rising=not side >> seat & 1))
+    return values, solver.nodes
+
+
+def _seats(deal: PlayedDeal, solver_rules: SolverRules) -> list[int]:
+    """The seat that played each card of the deal, in play order."""
+    out: list[int] = []
+    leader = deal.leader
+    for start in range(0, len(deal.cards) - 3, 4):
+        out += [(leader + j) & 3 for j in range(4)]
+        leader = (leader + solver_rules.winner(deal.cards[start : start + 4])) & 3
+    return out
 
 
 def played_tricks(deal: PlayedDeal, solver_rules: SolverRules, side: int) -> int:
@@ -171,8 +241,8 @@ class Scope:
 ALL_DEALS = Scope()
 
 
-def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS) -> GameAnalysis:
-    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number)."""
+def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS, sides: Sides = PAIRS) -> GameAnalysis:
+    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number) for ``sides``."""
     bad = _bad_deals(rep)
     game = GameAnalysis(rep.game_id)
     for i, outcome in enumerate(rep.deals):
@@ -188,16 +258,21 @@ def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS) ->
         elif n > scope.max_cards:
             game.deals.append(DealAnalysis(k, number, False, None, f"{n} cards a hand (over --max-cards)", True))
         else:
-            game.deals.append(DealAnalysis(k, number, False, solve_deal(played_deal(outcome), scope.pruning)))
+            values = solve_deal(played_deal(outcome), scope.pruning, sides=sides)
+            game.deals.append(DealAnalysis(k, number, False, values))
     return game
 
 
-def analyse_record(obj: Any, scope: Scope = ALL_DEALS) -> GameAnalysis:
-    """Replay one parsed record and analyse each of its valid deals (never raises on bad content)."""
+def analyse_record(obj: Any, scope: Scope = ALL_DEALS, pairs: bool = False) -> GameAnalysis:
+    """Replay one parsed record and analyse each of its valid deals (never raises on bad content).
+
+    The sides are the record's ruleset's (each seat alone without partnerships), or
+    N+S against E+W whatever the ruleset with ``pairs`` (what the store holds).
+    """
     rep = replay(obj)
     if rep.deals:
         numbers = [d.get("number", 0) if isinstance(d, dict) else 0 for d in obj.get("deals", [])]
-        return analyse_replay(rep, numbers, scope)
+        return analyse_replay(rep, numbers, scope, PAIRS if pairs else record_sides(obj))
     message = rep.violations[0].message if rep.violations else "no deals"
     return GameAnalysis(rep.game_id, [], f"not analysed: {message}")
 
@@ -258,9 +333,8 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list
             deals.append((game_id, d.deal, d.number, None, False, None, None, None, None, None))
             continue
         n = v.dd[0] + v.dd[1]
-        spent = [0, 0]
+        spent = v.lost()
         for i, (seat, cost) in enumerate(zip(v.seats, v.costs, strict=True)):
-            spent[seat & 1] += cost
             card = CARD_NAMES[v.cards[i]]
             plays.append(
                 (game_id, d.deal, i // 4 + 1, i % 4 + 1, SEATS[seat], card, v.values[i], v.values[i + 1], cost)
@@ -278,7 +352,7 @@ def _analyse_raw(job: Job) -> tuple[str, GameAnalysis]:
     obj, error = parse(raw.encode("utf-8"))
     if error is not None:
         return game_id, GameAnalysis(game_id, [], error)
-    return game_id, analyse_record(obj, scope)
+    return game_id, analyse_record(obj, scope, pairs=True)
 
 
 def analyse_store(
@@ -338,17 +412,21 @@ def _table(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> pa.Table:
 
 
 __all__ = [
+    "PAIRS",
     "AnalyzeSummary",
     "DealAnalysis",
     "DealValues",
     "GameAnalysis",
     "PlayedDeal",
     "Scope",
+    "Sides",
     "SourceError",
     "analyse_files",
     "analyse_record",
     "analyse_store",
     "played_deal",
     "played_tricks",
+    "record_sides",
+    "sides_of",
     "solve_deal",
 ]

@@ -550,11 +550,10 @@ def _analysis_text(where: str, game: Any) -> str:
             lines.append(f"    deal {d.deal} (number {d.number}): not analysed: {d.skipped}")
         else:
             v = d.values
-            lost = [sum(c for s, c in zip(v.seats, v.costs, strict=True) if s & 1 == t) for t in (0, 1)]
-            lines.append(
-                f"    deal {d.deal} (number {d.number}): makeable NS {v.dd[0]} EW {v.dd[1]}; "
-                f"tricks lost in play NS {lost[0]} EW {lost[1]}"
-            )
+            names = v.sides.names
+            makeable = " ".join(f"{name} {value}" for name, value in zip(names, v.dd, strict=True))
+            lost = " ".join(f"{name} {value}" for name, value in zip(names, v.lost(), strict=True))
+            lines.append(f"    deal {d.deal} (number {d.number}): makeable {makeable}; tricks lost in play {lost}")
     return "\n".join(lines)
 
 
