@@ -45,7 +45,6 @@ typedef struct {
 
 typedef struct {
     uint64_t k[3];
-    int bits;
 } Key;
 
 /* A transposition entry: bounds on the side's tricks for every position with this shape (cards per
@@ -77,6 +76,8 @@ typedef struct {
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
     /* the position */
     uint64_t hands[4], remaining;
+    uint64_t gcount[MAXG]; /* per group, each seat's count of its cards (4 bits a seat) */
+    uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
     int leader, ntrick, broken;
     int trick[4];
     /* the transposition table: buckets of 4 entries */
@@ -132,35 +133,41 @@ static int winner_of(const Core *s, const int *trick, int n) {
 
 /* --- the transposition table (partition search) --------------------------------------------- */
 
-static inline void push(Key *key, uint64_t value, int n) {
-    int w = key->bits >> 6, off = key->bits & 63;
-    key->k[w] |= value << off;
-    if (off + n > 64) key->k[w + 1] |= value >> (64 - off);
-    key->bits += n;
-}
 
-/* The position's shape, and per group the holders of its remaining cards from the highest down. */
-static void describe(const Core *s, Key *shape, uint32_t *pat) {
-    memset(shape, 0, sizeof *shape);
-    push(shape, (uint64_t)s->leader << 1 | (uint64_t)s->broken, 3);
-    uint64_t sp = s->special;
-    while (sp) { /* special cards keep their identity and their holder */
-        int c = low_bit(sp);
-        sp &= sp - 1;
-        push(shape, (s->remaining >> c & 1) ? (uint64_t)s->owner[c] + 1 : 0, 3);
-    }
+/* Recomputes `gcount` and `gpat` from the hands (`child` keeps them up to date as cards are played). */
+static void recount(Core *s) {
     for (int g = 0; g < s->ngroups; g++) {
-        uint64_t grp = s->groups[g];
-        for (int seat = 0; seat < 4; seat++) push(shape, (uint64_t)popc(s->hands[seat] & grp), 4);
-        uint64_t m = s->remaining & grp;
+        uint64_t grp = s->groups[g], m = s->remaining & grp;
+        s->gcount[g] = 0;
+        for (int seat = 0; seat < 4; seat++) s->gcount[g] |= (uint64_t)popc(s->hands[seat] & grp) << (4 * seat);
         uint32_t p = 0;
         for (int i = 0; m; i++) {
             int c = top_bit(m);
             m ^= 1ULL << c;
             p |= (uint32_t)s->owner[c] << (2 * i);
         }
-        pat[g] = p;
+        s->gpat[g] = p;
     }
+}
+
+/* The position's shape (the cards each hand holds per group, the leader, whether trump is broken,
+ * the holders of the special cards), and per group the holders of its remaining cards from the
+ * highest down. */
+static void describe(const Core *s, Key *shape, uint32_t *pat) {
+    const uint64_t *gc = s->gcount;
+    uint64_t head = (uint64_t)s->leader << 1 | (uint64_t)s->broken;
+    int off = 3;
+    uint64_t sp = s->special;
+    while (sp) { /* special cards keep their identity and their holder (at most 9 of them) */
+        int c = low_bit(sp);
+        sp &= sp - 1;
+        head |= ((s->remaining >> c & 1) ? (uint64_t)s->owner[c] + 1 : 0) << off;
+        off += 3;
+    }
+    shape->k[0] = gc[0] | gc[1] << 16 | gc[2] << 32 | gc[3] << 48;
+    shape->k[1] = gc[4] | gc[5] << 16 | head << 32;
+    shape->k[2] = 0;
+    memcpy(pat, s->gpat, sizeof s->gpat);
 }
 
 static inline uint32_t prefix_mask(int k) { return k >= 16 ? 0xFFFFFFFFu : (1u << (2 * k)) - 1; }
@@ -479,6 +486,12 @@ static int node(Core *s, int target, Rel *rel);
 
 static int child(Core *s, int seat, int card, int target, Rel *rel) {
     uint64_t bit = 1ULL << card;
+    int g = s->gidx[card];
+    uint64_t count = s->gcount[g];
+    uint32_t pat = s->gpat[g];
+    int above = 2 * popc(s->remaining & s->groups[g] & ~((bit << 1) - 1)); /* the card's place in gpat */
+    s->gcount[g] = count - (1ULL << (4 * seat));
+    s->gpat[g] = (uint32_t)((pat & ((1ULL << above) - 1)) | ((uint64_t)pat >> (above + 2)) << above);
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
     s->trick[s->ntrick++] = card;
@@ -518,6 +531,8 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
     s->ntrick--;
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
+    s->gcount[g] = count;
+    s->gpat[g] = pat;
     return result;
 }
 
@@ -701,6 +716,7 @@ static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, i
     s->leader = leader & 3;
     s->broken = broken != 0;
     s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
+    recount(s);
     return 0;
 }
 
@@ -777,6 +793,14 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = all;
+    s->special &= all;
+    if (popc(s->special) > 9) {
+        PyErr_SetString(PyExc_ValueError, "special: more than 9 cards in the deal");
+        return -1;
+    }
+    memset(s->gcount, 0, sizeof s->gcount);
+    memset(s->gpat, 0, sizeof s->gpat);
+    recount(s);
     s->leader = s->ntrick = s->broken = 0;
     return 0;
 }
