@@ -1,6 +1,7 @@
 """Benchmark of the double-dummy solver: time and search nodes per deal, by hand size.
 
     python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation] [--games G]
+                                      [--no-partnerships]
 
 Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
 which fixes the opening leader and any board claim, as in ruleset
@@ -11,7 +12,9 @@ time per deal and the median node count.  ``--costs`` times the values before
 and after every card of a bot's play too (what ``backalley analyze`` does per
 deal).  ``--ablation`` repeats each size with one pruning off at a time and
 prints the median nodes, to show what each pruning buys.  ``--games G`` times
-G whole 25-deal games (13 cards a hand down to 1 and back) with costs.  Times
+G whole 25-deal games (13 cards a hand down to 1 and back) with costs.
+``--no-partnerships`` solves each seat against the other three (four searches
+a deal, as ``backalley analyze FILE`` does for such a ruleset).  Times
 are wall clock and this process's CPU time (the machine may be shared: the CPU
 time is the one-core figure).  Not a test: nothing here asserts a speed.
 """
@@ -28,9 +31,10 @@ from dataclasses import replace
 from typing import Any
 
 import backalley
-from backalley.analysis import NS, PlayedDeal, solve_deal
+from backalley.analysis import PAIRS, PlayedDeal, Sides, sides_of, solve_deal
 from backalley.cards import NUM_CARDS
 from backalley.engine import DealState
+from backalley.rules import find_ruleset
 from backalley.simulate import choose_bid, choose_play, player_pool
 from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 
@@ -63,15 +67,17 @@ def as_played(st: DealState) -> PlayedDeal:
     return PlayedDeal(hands, st.trump, st.contracts.board_claimers, st.tricks[0][0], cards)
 
 
-def measure(deal: PlayedDeal, costs: bool, pruning: Pruning) -> tuple[float, float, int]:
+def measure(deal: PlayedDeal, costs: bool, pruning: Pruning, sides: Sides = PAIRS) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (this process: the figure that a busy machine distorts least) and nodes."""
     t0, c0 = time.perf_counter(), time.process_time()
     if costs:
-        nodes = solve_deal(deal, pruning).nodes
+        nodes = solve_deal(deal, pruning, sides=sides).nodes
     else:
-        solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), NS, pruning)
-        solver.value()
-        nodes = solver.nodes
+        nodes = 0
+        for side in sides.masks()[: 1 if sides == PAIRS else 4]:
+            solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), side, pruning)
+            solver.value()
+            nodes += solver.nodes
     return time.perf_counter() - t0, time.process_time() - c0, nodes
 
 
@@ -87,7 +93,7 @@ def bench_size(n: int, args: argparse.Namespace, pruning: Pruning) -> dict[str, 
     nodes: list[int] = []
     spent = 0.0
     while len(times) < args.deals and spent < args.budget:
-        seconds, cpu_seconds, count = measure(as_played(bot_deal(rng, n)), args.costs, pruning)
+        seconds, cpu_seconds, count = measure(as_played(bot_deal(rng, n)), args.costs, pruning, args.sides)
         times.append(seconds)
         cpu.append(cpu_seconds)
         nodes.append(count)
@@ -114,7 +120,8 @@ def bench_games(args: argparse.Namespace) -> dict[str, Any]:
     for _ in range(args.games):
         wall = cpu = 0.0
         for number in range(1, 26):
-            seconds, cpu_seconds, _ = measure(as_played(bot_deal(rng, abs(number - 13) + 1)), True, ALL_PRUNING)
+            deal = as_played(bot_deal(rng, abs(number - 13) + 1))
+            seconds, cpu_seconds, _ = measure(deal, True, ALL_PRUNING, args.sides)
             wall += seconds
             cpu += cpu_seconds
         walls.append(wall)
@@ -145,10 +152,13 @@ def main() -> None:
     parser.add_argument("--ablation", action="store_true", help="each pruning off in turn (median nodes)")
     parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
     parser.add_argument("--games", type=int, default=0, help="also time this many whole 25-deal games, with costs")
+    parser.add_argument("--no-partnerships", action="store_true", help="each seat against the other three")
     args = parser.parse_args()
+    args.sides = sides_of(find_ruleset("standard", ("no_partnerships",))) if args.no_partnerships else PAIRS
     build = "C search" if NATIVE else "compiled (mypyc)" if backalley.compiled() else "pure Python"
     mode = "values before and after every card" if args.costs else "value before the opening lead"
-    print(f"# solver: {build}; {mode}; seed {args.seed}", file=sys.stderr)
+    who = "each seat against three" if args.no_partnerships else "N+S against E+W"
+    print(f"# solver: {build}; {mode}; {who}; seed {args.seed}", file=sys.stderr)
     variants = [("all", ALL_PRUNING)]
     if args.ablation:
         variants += [(f"no {p}", replace(ALL_PRUNING, **{p: False})) for p in ("tt", "equivalence", "quick_tricks")]
