@@ -456,10 +456,21 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
                 if (keys[x] > later) later = keys[x];
             }
         }
+        uint16_t last = 0; /* the best key the last to play can reach, when that is a partner */
+        int fourth = (s->leader + 3) & 3;
+        if (s->ntrick < 3 && fourth != seat && (s->side >> fourth & 1) == mine) {
+            uint64_t m = follows(s, s->hands[fourth], s->trick[0], 3);
+            while (m) {
+                int x = low_bit(m);
+                m &= m - 1;
+                if (keys[x] > last) last = keys[x];
+            }
+        }
+        /* The trick is the side's whatever this card: the partner's card holds, or the last partner can top all. */
+        int secure = (partner_winning && best > later) || (last > best && last > later);
         for (int i = 0; i < n; i++) {
             int c = cards[i], cost = card_cost(s, c);
             int wins = keys[c] > best && keys[c] > later;
-            int secure = partner_winning && best > later; /* the partner's card holds the trick */
             score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
         }
     }
