@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
 from backalley.replay import ERROR, DealOutcome, Replay, replay
-from backalley.rules import Ruleset, RulesetError, find_ruleset
+from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
 from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.sources import SourceError, expand, parse, read_file
 
@@ -56,12 +56,17 @@ def sides_of(ruleset: Ruleset) -> Sides:
     return Sides(ruleset.sides, ruleset.side_of)
 
 
-def record_sides(obj: dict[str, Any]) -> Sides:
-    """The sides of a record's ruleset (``ruleset`` and ``options``; none named: plain standard)."""
+def record_ruleset(obj: dict[str, Any]) -> Ruleset:
+    """A record's ruleset with its options (``ruleset`` and ``options``; none named: plain standard)."""
     try:
-        return sides_of(find_ruleset(str(obj.get("ruleset") or "standard"), tuple(obj.get("options") or ())))
+        return find_ruleset(str(obj.get("ruleset") or "standard"), tuple(obj.get("options") or ()))
     except (RulesetError, TypeError):  # the replay has already refused such a record
-        return PAIRS
+        return STANDARD
+
+
+def record_sides(obj: dict[str, Any]) -> Sides:
+    """The sides of a record's ruleset."""
+    return sides_of(record_ruleset(obj))
 
 
 @dataclass(slots=True)
@@ -76,6 +81,8 @@ class PlayedDeal:
     leader: int
     #: Every card in play order.
     cards: list[int]
+    #: The ruleset whose play rules the deal was played by.
+    ruleset: Ruleset = STANDARD
 
 
 @dataclass(slots=True)
@@ -149,7 +156,7 @@ class GameAnalysis:
 # --- one deal --------------------------------------------------------------------------------
 
 
-def played_deal(outcome: DealOutcome) -> PlayedDeal:
+def played_deal(outcome: DealOutcome, ruleset: Ruleset = STANDARD) -> PlayedDeal:
     """A replayed deal with every play legal: each hand is the cards its seat played."""
     hands = [0, 0, 0, 0]
     for t, leader in enumerate(outcome.leaders):
@@ -162,6 +169,7 @@ def played_deal(outcome: DealOutcome) -> PlayedDeal:
         outcome.contracts.board_claimers,
         leader,
         list(outcome.cards),
+        ruleset,
     )
 
 
@@ -173,7 +181,7 @@ def solve_deal(
     Two complementary sides (partnerships) are one search, the second side's value
     being the rest of the tricks; otherwise each side is searched on its own.
     """
-    solver_rules = SolverRules(deal.trump, deal.board_claimers)
+    solver_rules = SolverRules(deal.trump, deal.board_claimers, deal.ruleset)
     masks = sides.masks()
     n = deal.hands[deal.leader].bit_count()
     paired = len(masks) == 2 and masks[0] ^ masks[1] == 0b1111
@@ -241,8 +249,11 @@ class Scope:
 ALL_DEALS = Scope()
 
 
-def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS, sides: Sides = PAIRS) -> GameAnalysis:
-    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number) for ``sides``."""
+def analyse_replay(
+    rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS, sides: Sides = PAIRS, ruleset: Ruleset = STANDARD
+) -> GameAnalysis:
+    """Values of the dealings of a replayed record (``numbers``: each dealing's deal number) for ``sides``,
+    played by the play rules of ``ruleset``."""
     bad = _bad_deals(rep)
     game = GameAnalysis(rep.game_id)
     for i, outcome in enumerate(rep.deals):
@@ -258,7 +269,7 @@ def analyse_replay(rep: Replay, numbers: list[int], scope: Scope = ALL_DEALS, si
         elif n > scope.max_cards:
             game.deals.append(DealAnalysis(k, number, False, None, f"{n} cards a hand (over --max-cards)", True))
         else:
-            values = solve_deal(played_deal(outcome), scope.pruning, sides=sides)
+            values = solve_deal(played_deal(outcome, ruleset), scope.pruning, sides=sides)
             game.deals.append(DealAnalysis(k, number, False, values))
     return game
 
@@ -272,7 +283,8 @@ def analyse_record(obj: Any, scope: Scope = ALL_DEALS, pairs: bool = False) -> G
     rep = replay(obj)
     if rep.deals:
         numbers = [d.get("number", 0) if isinstance(d, dict) else 0 for d in obj.get("deals", [])]
-        return analyse_replay(rep, numbers, scope, PAIRS if pairs else record_sides(obj))
+        ruleset = record_ruleset(obj)
+        return analyse_replay(rep, numbers, scope, PAIRS if pairs else sides_of(ruleset), ruleset)
     message = rep.violations[0].message if rep.violations else "no deals"
     return GameAnalysis(rep.game_id, [], f"not analysed: {message}")
 
@@ -426,6 +438,7 @@ __all__ = [
     "analyse_store",
     "played_deal",
     "played_tricks",
+    "record_ruleset",
     "record_sides",
     "sides_of",
     "solve_deal",

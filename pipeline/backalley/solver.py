@@ -43,8 +43,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from backalley.cards import NUM_CARDS, TRUMP_MASK, highest
-from backalley.rules import STANDARD
+from backalley.cards import NUM_CARDS, highest
+from backalley.rules import STANDARD, Ruleset
 from backalley.rules.base import FREE, HIGHEST_TRUMP, LOWEST_TRUMP
 
 
@@ -67,45 +67,49 @@ NATIVE = _DDCORE is not None
 # Not ``frozen``: a frozen dataclass compiled by mypyc cannot be unpickled (analysis workers get these).
 @dataclass(slots=True)
 class SolverRules:
-    """The play rules of one deal, as the search asks for them (all from ruleset ``standard``).
+    """The play rules of one deal, as the search asks for them, all from the deal's ruleset.
 
-    Switching the solver to another ruleset means building this from it: the
-    search never looks at a rule anywhere else.
+    The search never looks at a rule anywhere else: a ruleset's own leads,
+    follows (by position after the leader), trumps and trick winners reach it
+    through here only.
     """
 
     trump: int
     #: Seats that claimed board this deal (bitmask over seats): they may lead trump at any time.
     board_claimers: int
+    #: The record's ruleset with its options.
+    ruleset: Ruleset = STANDARD
 
     def leads(self, hand: int, broken: bool, seat: int) -> int:
-        return STANDARD.legal_leads(hand, self.trump, broken, bool(self.board_claimers >> seat & 1))
+        return self.ruleset.legal_leads(hand, self.trump, broken, bool(self.board_claimers >> seat & 1))
 
-    def follows(self, hand: int, led: int) -> int:
-        return STANDARD.legal_follows(hand, led, self.trump, 1)  # standard: the same for every follower
+    def follows(self, hand: int, led: int, pos: int) -> int:
+        """The cards the follower at ``pos`` (1..3 after the leader) may play."""
+        return self.ruleset.legal_follows(hand, led, self.trump, pos)
 
     def winner(self, cards: Sequence[int]) -> int:
         """Position (0 = leader) of the card that wins a complete trick."""
-        return STANDARD.trick_winner(cards, self.trump)
+        return self.ruleset.trick_winner(cards, self.trump)
 
     def breaks(self, cards: Sequence[int]) -> bool:
         """Whether a complete trick breaks trump."""
-        return STANDARD.breaks_trump(cards, self.trump)
+        return self.ruleset.breaks_trump(cards, self.trump)
 
     def trumps(self) -> int:
         """Every trump card (jokers included), 0 in a no-trump deal."""
-        return TRUMP_MASK[self.trump]
+        return self.ruleset.trump_mask(self.trump)
 
     def suit_of(self, card: int) -> int:
         """The cards that share ``card``'s suit for following (inside it, a higher index ranks higher)."""
-        return STANDARD.follow_mask(card, self.trump)
+        return self.ruleset.follow_mask(card, self.trump)
 
     def special_lead(self, card: int) -> bool:
         """A card whose lead obeys a rule of its own (a Blooper): never equivalent to another."""
-        return STANDARD.forced_follow(card, self.trump, 1) != FREE
+        return any(self.ruleset.forced_follow(card, self.trump, pos) != FREE for pos in (1, 2, 3))
 
     def tables(self) -> dict[str, Any]:
         """The rules as the C search takes them (see ``_ddcore.c``), all asked of the ruleset (memoised)."""
-        key = self.trump << 4 | self.board_claimers
+        key = (self.ruleset.label(), self.trump << 4 | self.board_claimers)
         got = _TABLES.get(key)
         if got is None:
             got = _TABLES[key] = self._build_tables()
@@ -113,24 +117,24 @@ class SolverRules:
 
     def _build_tables(self) -> dict[str, Any]:
         cards = range(NUM_CARDS)
-        trump, deck = self.trump, (1 << NUM_CARDS) - 1
+        trump, deck, rules_ = self.trump, (1 << NUM_CARDS) - 1, self.ruleset
         forced_code = {FREE: 0, HIGHEST_TRUMP: 1, LOWEST_TRUMP: 2}
         return {
             "exempt": self.board_claimers,
-            "follow": [STANDARD.follow_mask(c, trump) for c in cards],
-            "forced": [forced_code[STANDARD.forced_follow(c, trump, pos)] for pos in (1, 2, 3) for c in cards],
-            "forced_pool": STANDARD.trump_mask(trump),
-            "winkey": [STANDARD.win_key(x, c, trump) for c in cards for x in cards],
-            "lead_block": deck & ~STANDARD.legal_leads(deck, trump, False, False),
-            "breaks": sum(1 << c for c in cards if STANDARD.breaks_trump([c], trump)),
+            "follow": [rules_.follow_mask(c, trump) for c in cards],
+            "forced": [forced_code[rules_.forced_follow(c, trump, pos)] for pos in (1, 2, 3) for c in cards],
+            "forced_pool": rules_.trump_mask(trump),
+            "winkey": [rules_.win_key(x, c, trump) for c in cards for x in cards],
+            "lead_block": deck & ~rules_.legal_leads(deck, trump, False, False),
+            "breaks": sum(1 << c for c in cards if rules_.breaks_trump([c], trump)),
             "suit": [self.suit_of(c) for c in cards],
             "special": sum(1 << c for c in cards if self.special_lead(c)),
             "trumps": self.trumps(),
         }
 
 
-#: :meth:`SolverRules.tables` by trump and board claimers (80 entries at most).
-_TABLES: dict[int, dict[str, Any]] = {}
+#: :meth:`SolverRules.tables` by ruleset, trump and board claimers (80 entries a ruleset at most).
+_TABLES: dict[tuple[str, int], dict[str, Any]] = {}
 
 
 @dataclass(slots=True)
@@ -217,7 +221,7 @@ class DealSolver:
         seat = self.to_play()
         hand = self.hands[seat]
         if self.trick:
-            return self.rules.follows(hand, self.trick[0])
+            return self.rules.follows(hand, self.trick[0], len(self.trick))
         return self.rules.leads(hand, self.broken, seat)
 
     def play(self, card: int) -> int | None:
@@ -340,7 +344,7 @@ class DealSolver:
         if not trick:
             return self._boundary(target)
         seat = (self.leader + len(trick)) & 3
-        moves = self.rules.follows(self.hands[seat], trick[0])
+        moves = self.rules.follows(self.hands[seat], trick[0], len(trick))
         return self._try(seat, self._order(seat, moves), target)
 
     def _boundary(self, target: int) -> bool:

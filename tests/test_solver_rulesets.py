@@ -1,0 +1,121 @@
+"""The solver plays by the record's ruleset: every registered ruleset and option set.
+
+Positions are random deals from the ruleset's own deck with every trump (no
+trump included), random board claimers, leader and side.  The solver's value
+must be a plain minimax's over the ruleset's legal leads, follows (by position:
+pereulok's and bab-online's forced plays depend on it), trick winners and
+trump breaking; its legal moves must be the ruleset's; the C search, when
+built, must give the Python search's values.  ``analyze`` on the committed
+records of every ruleset solves their deals without a traceback.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from backalley.analysis import Scope, analyse_files
+from backalley.cards import NO_TRUMP, cards_of
+from backalley.rules import Ruleset, all_rulesets
+from backalley.solver import NATIVE, DealSolver, SolverRules
+from tests.test_solver import EW, NS, SCALE
+
+RULESETS = all_rulesets()
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "sample" / "rulesets"
+
+
+def minimax(
+    rules: Ruleset, hands: list[int], leader: int, trick: list[int], broken: bool, sr: SolverRules, side: int
+) -> int:
+    """The side's tricks from here over every legal card, every rule asked of ``rules`` directly."""
+
+    def go(hands: list[int], trick: list[int], leader: int, broken: bool) -> int:
+        seat = (leader + len(trick)) & 3
+        if not trick and not hands[seat]:
+            return 0
+        if trick:
+            moves = rules.legal_follows(hands[seat], trick[0], sr.trump, len(trick))
+        else:
+            moves = rules.legal_leads(hands[seat], sr.trump, broken, bool(sr.board_claimers >> seat & 1))
+        values = []
+        for c in cards_of(moves):
+            after = list(hands)
+            after[seat] &= ~(1 << c)
+            played = [*trick, c]
+            if len(played) < 4:
+                values.append(go(after, played, leader, broken))
+                continue
+            winner = (leader + rules.trick_winner(played, sr.trump)) & 3
+            rest = go(after, [], winner, broken or rules.breaks_trump(played, sr.trump))
+            values.append((side >> winner & 1) + rest)
+        return max(values) if side >> seat & 1 else min(values)
+
+    return go(list(hands), list(trick), leader, broken)
+
+
+def random_hands(rng: random.Random, rules: Ruleset, n: int) -> list[int]:
+    """Four hands of ``n`` cards from the ruleset's deck."""
+    deck = list(cards_of(rules.deck))
+    rng.shuffle(deck)
+    return [sum(1 << c for c in deck[k * n : (k + 1) * n]) for k in range(4)]
+
+
+def position(rng: random.Random, rules: Ruleset, n: int, native: bool) -> tuple[DealSolver, int]:
+    """A random position of ``rules``: a deal, a few legal cards played."""
+    hands = random_hands(rng, rules, n)
+    sr = SolverRules(rng.choice([0, 1, 2, 3, NO_TRUMP]), rng.randrange(16), rules)
+    side = rng.choice([NS, EW, 1 << rng.randrange(4)])
+    solver = DealSolver(hands, rng.randrange(4), sr, side, native=native)
+    for _ in range(rng.randrange(4 * n)):
+        solver.play(rng.choice(list(cards_of(solver.legal()))))
+    return solver, side
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
+def test_solver_values_are_minimax_values_for_every_ruleset(rules: Ruleset) -> None:
+    rng = random.Random(rules.label())
+    for _ in range(int(60 * SCALE)):
+        solver, side = position(rng, rules, rng.randint(1, 4), native=False)
+        rest = minimax(rules, solver.hands, solver.leader, solver.trick, solver.broken, solver.rules, side)
+        assert solver.value() == solver.won + rest, (rules.label(), solver.hands, solver.rules, side)
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
+def test_solver_legal_moves_are_the_rulesets(rules: Ruleset) -> None:
+    rng = random.Random(rules.label() + "legal")
+    for _ in range(int(40 * SCALE)):
+        solver, _ = position(rng, rules, rng.randint(1, rules.max_hand), native=False)
+        sr, seat = solver.rules, solver.to_play()
+        hand = solver.hands[seat]
+        if solver.trick:
+            expected = rules.legal_follows(hand, solver.trick[0], sr.trump, len(solver.trick))
+        else:
+            expected = rules.legal_leads(hand, sr.trump, solver.broken, bool(sr.board_claimers >> seat & 1))
+        assert solver.legal() == expected
+
+
+@pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
+@pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
+def test_c_values_are_the_python_values_for_every_ruleset(rules: Ruleset) -> None:
+    rng = random.Random(rules.label() + "c")
+    for _ in range(int(60 * SCALE)):
+        n = rng.randint(1, 7)
+        state = rng.getstate()
+        py, _ = position(rng, rules, n, native=False)
+        rng.setstate(state)
+        c, _ = position(rng, rules, n, native=True)
+        assert c.value() == py.value(), (rules.label(), py.hands, py.rules, py.trick)
+
+
+def test_analyze_solves_the_sample_games_of_every_ruleset() -> None:
+    analysed = 0
+    for where, game in analyse_files([str(SAMPLES)], Scope(max_cards=4)):
+        for deal in game.deals:
+            if deal.values is not None:
+                n = len(deal.values.cards) // 4
+                assert sum(deal.values.dd) <= n, where
+                assert all(cost >= 0 for cost in deal.values.costs), where
+                analysed += 1
+    assert analysed > 0
