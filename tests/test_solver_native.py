@@ -5,7 +5,7 @@ random positions of every hand size up to 7 (and some larger deals) the C search
 must give the same values and the same per-play costs, with every pruning on and
 with each one off.  Its legal moves and trick winners, read from the tables
 :meth:`SolverRules.tables` builds from the ruleset, must be the ruleset's.
-``standard`` is the one ruleset the solver supports (see :class:`SolverRules`).
+Every other registered ruleset is checked the same way in ``test_solver_rulesets.py``.
 """
 
 from __future__ import annotations
