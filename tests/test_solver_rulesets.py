@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from backalley.analysis import Scope, analyse_files
-from backalley.cards import NO_TRUMP, cards_of
-from backalley.rules import Ruleset, all_rulesets
+from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
+from backalley.rules import Ruleset, all_rulesets, find_ruleset
 from backalley.solver import NATIVE, DealSolver, SolverRules
 from tests.test_solver import EW, NS, SCALE
 
@@ -119,3 +119,23 @@ def test_analyze_solves_the_sample_games_of_every_ruleset() -> None:
                 assert all(cost >= 0 for cost in deal.values.costs), where
                 analysed += 1
     assert analysed > 0
+
+
+def test_lowest_trump_keeps_its_identity_in_the_transposition_table() -> None:
+    """pereulok's lowest trump (the 5 with a short deck) forces the followers' lowest trumps when led:
+    a position where it is still out must not share a table entry with one where the 6 is lowest."""
+    rules = find_ruleset("pereulok", ("no_jokers", "short_deck", "spades_trump", "no_partnerships"))
+    names = (
+        "5H 9H 5D 6D 5C 9C",
+        "5S KS JD TC QC KC",
+        "8S JS 6H AH TD KD",
+        "TS JH 7D AD AC 7C",
+    )
+    hands = [sum(1 << CARD_NAMES.index(c) for c in hand.split()) for hand in names]
+    sr, led = SolverRules(2, 0b0110, rules), CARD_NAMES.index("7C")
+    after = [*hands[:3], hands[3] & ~(1 << led)]
+    expected = minimax(rules, after, 3, [led], False, sr, NS)
+    for native in (False, True) if NATIVE else (False,):
+        solver = DealSolver(hands, 3, sr, NS, native=native)
+        solver.play(led)
+        assert solver.value() == expected == 4

@@ -322,12 +322,14 @@ class DealSolver:
         """The transposition key of a trick boundary: only the relative ranks of the cards matter.
 
         Per suit, which hand holds each remaining card in rank order (cards played
-        in between close up); the jokers keep their identity (their leads differ),
-        trump's state and the leader complete it.
+        in between close up); the jokers and every card whose lead has a rule of its
+        own (pereulok's lowest trump) keep their identity, trump's state and the
+        leader complete it.
         """
         remaining = self.remaining
         h0, h1, h2 = self.hands[0], self.hands[1], self.hands[2]
-        key = remaining >> 52 << 1 | self.broken
+        key = (remaining & self.special) << 2 | remaining >> 52
+        key = key << 1 | self.broken
         key = key << 2 | self.leader
         pack = _pack
         for group in self.groups:
