@@ -15,22 +15,19 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 from msgspec import UNSET
-from pydantic import ValidationError
 
 from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, LJ, NO_TRUMP, SEATS, SUITS
-from backalley.record import (
-    MODELS_V2,
+from backalley.fastrecord import (
     AnyFastRecord,
     CardName,
     FastDeal,
     FastDealV2,
     FastTeamInts,
     FastTrick,
-    GameRecord,
     record_options,
     to_fast_any,
     v2_problems,
@@ -38,6 +35,9 @@ from backalley.record import (
 from backalley.rules import RULESETS as RULESET_CLASSES
 from backalley.rules import Bid, Contracts, Ruleset, find_ruleset
 from backalley.rules.base import FREE, HIGHEST_TRUMP
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 AnyDeal = FastDeal | FastDealV2
 
@@ -177,6 +177,10 @@ def schema_violations(obj: dict[str, Any]) -> list[Violation]:
     (the model of its ``ruleset``, then :func:`~backalley.record.v2_problems`);
     anything else as format 1, exactly as before format 2 existed.
     """
+    from pydantic import ValidationError  # (here: pydantic is slow to import, and most records never need it)
+
+    from backalley.record import GameRecord
+
     version = obj.get("format_version")
     if version == 2 and type(version) is int:
         return _schema_v2(obj)
@@ -197,6 +201,10 @@ def _schema_errors(exc: ValidationError) -> list[Violation]:
 
 
 def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
+    from pydantic import ValidationError
+
+    from backalley.record import MODELS_V2
+
     name = obj.get("ruleset")
     model = MODELS_V2.get(name) if isinstance(name, str) else None
     if model is None or name not in RULESET_CLASSES:
