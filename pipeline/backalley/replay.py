@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 from msgspec import UNSET
@@ -100,9 +100,19 @@ class Violation:
 Add = Callable[[Violation], None]
 
 
-@dataclass(slots=True)
+#: The contracts of a :class:`DealOutcome` made without any (``copy``/``pickle`` make one empty first).
+_NO_CONTRACTS = Contracts((), None, 0)
+
+
+@dataclass(slots=True, init=False)
 class DealOutcome:
-    """The recomputed figures of one dealing, plus what the store needs of it."""
+    """The recomputed figures of one dealing, plus what the store needs of it.
+
+    Its ``__init__`` is written out, not generated: mypyc compiles a written one
+    (one per deal, on the hot path), while a generated one runs interpreted and
+    cost 7 % of the replay's instructions.  Every argument has a default so that
+    ``pickle`` (worker processes) can make an empty one first.
+    """
 
     #: Tricks and points by side (the ruleset's ``sides`` order).
     tricks: tuple[int, ...]
@@ -112,13 +122,35 @@ class DealOutcome:
     trump: int
     contracts: Contracts
     #: Seat that won each replayed trick (empty for a pass-out).
-    winners: list[int] = field(default_factory=list)
+    winners: list[int]
     #: Whether trump was broken before each replayed trick.
-    broken_before: list[bool] = field(default_factory=list)
+    broken_before: list[bool]
     #: Recorded leader seat of each replayed trick.
-    leaders: list[int] = field(default_factory=list)
+    leaders: list[int]
     #: Every replayed card as an int, trick by trick in play order (4 per trick).
-    cards: list[int] = field(default_factory=list)
+    cards: list[int]
+
+    def __init__(
+        self,
+        tricks: tuple[int, ...] = (),
+        points: tuple[int, ...] = (),
+        pass_out: bool = False,
+        trump: int = NO_TRUMP,
+        contracts: Contracts = _NO_CONTRACTS,
+        winners: list[int] | None = None,
+        broken_before: list[bool] | None = None,
+        leaders: list[int] | None = None,
+        cards: list[int] | None = None,
+    ) -> None:
+        self.tricks = tricks
+        self.points = points
+        self.pass_out = pass_out
+        self.trump = trump
+        self.contracts = contracts
+        self.winners = [] if winners is None else winners
+        self.broken_before = [] if broken_before is None else broken_before
+        self.leaders = [] if leaders is None else leaders
+        self.cards = [] if cards is None else cards
 
 
 @dataclass(slots=True)
@@ -303,7 +335,7 @@ def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add
         _check_trump_field(rules, d, di, n, pass_out, add)
     outcome = _play(rules, d, di, n, hand, trump, con, pass_out, add)
     if not pass_out and rules.has_bonus:
-        outcome.points = tuple(p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True))
+        outcome.points = tuple([p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True)])
     _check_result(rules, d, di, outcome, add)
     sched.points = outcome.points
     return outcome
@@ -724,7 +756,7 @@ def _names_table() -> bytes:
     return bytes(out)
 
 
-_NAMES = _names_table()
+_NAMES: Final = _names_table()
 
 
 def _mask_py(names: list[CardName]) -> int:
@@ -734,7 +766,11 @@ def _mask_py(names: list[CardName]) -> int:
 
 
 def _mask(names: list[CardName]) -> int:
-    return _mask_py(names) if _fastplay is None else _fastplay.mask(names, _NAMES)  # type: ignore[arg-type]
+    return _mask_py(names) if _fastplay is None else _c_mask(names, _NAMES)  # type: ignore[arg-type]
+
+
+#: ``_fastplay.mask``, looked up once (the replay calls it five times a deal).
+_c_mask: Final = _mask_py if _fastplay is None else _fastplay.mask
 
 
 _PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}
