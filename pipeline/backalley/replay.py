@@ -382,7 +382,7 @@ def _deal_cards(
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
-    if rules.deck != FULL_DECK:
+    if rules.deck != FULL_DECK and not _all_in_deck(rules.deck, d):
         _check_deck(rules, d, di, add)
     hand, seen = _hand_masks(hands_in, di, add)
     tc_name = d.trump_card
@@ -401,6 +401,20 @@ def _deal_cards(
     trump = rules.deal_trump(n, tc, top, named)
     turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
     return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+
+
+def _all_in_deck(deck: int, d: AnyDeal) -> bool:
+    """Whether every card of the deal is in ``deck`` (the common case, a mask at a time; else ``_check_deck`` says which)."""
+    hd = d.hands
+    for held in (hd.N, hd.E, hd.S, hd.W, [] if d.stock is UNSET else d.stock):
+        m = _mask(held)
+        if m < 0 or m & ~deck:  # (a repeated card: let _check_deck look at each)
+            return False
+    tc = d.trump_card
+    swap = d.joker_swap
+    return (tc is UNSET or bool(deck >> CARD_INDEX[tc] & 1)) and (
+        swap is UNSET or bool(deck >> CARD_INDEX[swap.drawn] & 1)
+    )
 
 
 def _check_deck(rules: Ruleset, d: AnyDeal, di: int, add: Add) -> None:
