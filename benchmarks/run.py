@@ -16,7 +16,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
 6. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
    games of it, then ``parse`` and ``validate --json --workers 1`` pinned to one core,
    interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
-   target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side.
+   target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side,
+   and ``validate --workers <all CPUs>`` (not pinned): its speed-up over one core against
+   the target of 1.8 on two cores (issue 16).
    ``--baseline PATH`` adds the ``validate`` of another install (e.g. main's
    ``.venv/bin/backalley``) to the same interleaved rounds.  Both wall and CPU seconds
    (user + system of the process tree) are kept: on a shared machine the CPU ratio is
@@ -288,6 +290,8 @@ RULESET_STAGES = (
 RATIO_TARGET = 0.4
 #: Issue 12: every ruleset but standard validates at this many card plays/s on one core.
 PLAYS_TARGET = 1_000_000
+#: Issue 16: validate --json on all CPUs (two) at this multiple of the one-core speed (wall time).
+ALL_CPUS_TARGET = 1.8
 
 
 def ruleset_file(work: Path, spec: str, games: int, seed: int) -> Path:
@@ -310,10 +314,12 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
         one = work / f"one-{spec}.jsonl"  # start-up: the whole command on one record
         with path.open("rb") as fh:
             one.write_bytes(fh.readline())
+        cpus = len(os.sched_getaffinity(0))
         cmds = {
             "startup": [*BACKALLEY, "validate", "--json", "--workers", "1", str(one)],
             "parse": [sys.executable, "-c", PARSE_ONLY, str(path)],
             "validate": [*BACKALLEY, "validate", "--json", "--workers", "1", str(path)],
+            "validate_all": [*BACKALLEY, "validate", "--json", "--workers", str(cpus), str(path)],
         }
         if args.baseline:
             cmds["baseline"] = [str(args.baseline), "validate", "--json", "--workers", "1", str(path)]
@@ -321,7 +327,7 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
         cpu: dict[str, list[float]] = {k: [] for k in cmds}
         for _ in range(args.reps):
             for k, cmd in cmds.items():
-                elapsed, _peak, _pss, used = run_timed(cmd, True)
+                elapsed, _peak, _pss, used = run_timed(cmd, k != "validate_all")
                 wall[k].append(elapsed)
                 cpu[k].append(used)
         w = {k: statistics.median(v) for k, v in wall.items()}
@@ -329,11 +335,14 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
         row: dict[str, Any] = {"games": games, "plays": plays, "wall_s": w, "cpu_s": c}
         row["startup_share"] = round(w["startup"] / w["validate"], 3)
         row["startup_cpu_share"] = round(c["startup"] / c["validate"], 3)
+        row["cpus"] = cpus
+        row["all_cpus_speedup"] = round(w["validate"] / w["validate_all"], 2)
         for k in cmds:
-            if k not in ("parse", "startup"):
+            if k not in ("parse", "startup", "validate_all"):
                 row[f"{k}_ratio"] = round(w["parse"] / w[k], 3)
                 row[f"{k}_cpu_ratio"] = round(c["parse"] / c[k], 3)
                 row[f"{k}_plays_per_s"] = round(plays / w[k])
+                row[f"{k}_cpu_plays_per_s"] = round(plays / c[k])
         out[spec] = row
         print(rulesets_line(spec, row), flush=True)
     return out
@@ -342,8 +351,10 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
 def rulesets_line(spec: str, row: dict[str, Any]) -> str:
     line = (
         f"{spec[:40]:<40} ratio {row['validate_ratio']:.2f} (CPU {row['validate_cpu_ratio']:.2f}; target "
-        f"{RATIO_TARGET})  {row['validate_plays_per_s'] / 1e6:5.2f} M plays/s"
+        f"{RATIO_TARGET})  {row['validate_plays_per_s'] / 1e6:5.2f} M plays/s (CPU "
+        f"{row['validate_cpu_plays_per_s'] / 1e6:.2f}; target {PLAYS_TARGET / 1e6:g})"
         f"  start-up {row['startup_share']:.0%} (CPU {row['startup_cpu_share']:.0%})"
+        f"  {row['cpus']} CPUs {row['all_cpus_speedup']:.2f}x (target {ALL_CPUS_TARGET}x)"
     )
     if "baseline_ratio" in row:
         line += (
@@ -356,7 +367,9 @@ def rulesets_line(spec: str, row: dict[str, Any]) -> str:
 def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
     base = any("baseline_ratio" in r for r in rows.values())
     head = (
-        "| ruleset | games | plays/game | × parse limit (target 0.4) | CPU × parse | M plays/s | start-up share (CPU) |"
+        f"| ruleset | games | plays/game | × parse limit (target {RATIO_TARGET}) | CPU × parse "
+        f"| M plays/s (target {PLAYS_TARGET / 1e6:g}) | CPU M plays/s | start-up share (CPU) "
+        f"| all CPUs ÷ one (target {ALL_CPUS_TARGET}) |"
     )
     head += " baseline × parse | baseline CPU × parse | baseline M plays/s |" if base else ""
     lines = [
@@ -373,7 +386,9 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             f"{r['validate_ratio']:.2f}",
             f"{r['validate_cpu_ratio']:.2f}",
             f"{r['validate_plays_per_s'] / 1e6:.2f}",
+            f"{r['validate_cpu_plays_per_s'] / 1e6:.2f}",
             f"{r['startup_share']:.0%} ({r['startup_cpu_share']:.0%})",
+            f"{r['all_cpus_speedup']:.2f} ({r['cpus']} CPUs)",
         ]
         if base:
             cells += [

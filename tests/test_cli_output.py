@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -9,10 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 from typer.testing import CliRunner
 
-from backalley.cli import RateColumn, app, progress_bar
+from backalley.cli import app, progress_bar
+from backalley.progress import RateColumn, rich_bar
 from backalley.reporting.sample import build_hand_made
 
 runner = CliRunner()
@@ -89,10 +92,18 @@ def test_no_color_is_honoured(tmp_path: Path) -> None:
 
 def test_every_progress_bar_has_count_rate_and_time_left() -> None:
     for of_total in (True, False):
-        bar = progress_bar("x", show=False, of_total=of_total)
+        bar = rich_bar("x", of_total=of_total, console=Console(file=io.StringIO()))
         kinds = {type(c) for c in bar.columns}
         assert RateColumn in kinds and TimeRemainingColumn in kinds
         assert (MofNCompleteColumn in kinds) == of_total
+
+
+def test_a_hidden_progress_bar_takes_every_call_and_shows_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    for of_total in (True, False):
+        with progress_bar("x", show=False, of_total=of_total) as bar:
+            task = bar.add_task("games", total=3, records=0)
+            bar.update(task, advance=1, records=1, completed=1, total=None, description="d")
+    assert capsys.readouterr() == ("", "")
 
 
 def test_simulate_workers_give_the_same_bytes(tmp_path: Path) -> None:

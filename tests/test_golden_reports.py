@@ -89,6 +89,19 @@ def test_c_loop_and_python_loop_give_the_same_replay(monkeypatch: pytest.MonkeyP
         assert a == b, f"generated record {i + 1}"
 
 
+def test_replays_survive_pickle_and_copy() -> None:
+    """Worker processes send replays back by pickle: every deal's outcome arrives whole (compiled or not)."""
+    import pickle
+
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    replays = [check(raw) for raw in inputs[:200]]
+    assert sum(len(r.deals) for r in replays) > 100
+    for r in replays:
+        assert pickle.loads(pickle.dumps(r)) == r
+        for d in r.deals:
+            assert copy.copy(d) == d
+
+
 @pytest.mark.parametrize(("source", "line"), [("a.jsonl", 3), ('dir/"quoted" ünï\\code.json', None), ("", 0)])
 def test_report_bytes_equal_the_report_dict(source: str, line: int | None) -> None:
     """The report written without dicts (records without violations) is the dict's serialisation, byte for byte."""

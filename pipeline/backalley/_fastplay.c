@@ -63,27 +63,63 @@ static int append_long(PyObject *list, long v) {
     return r;
 }
 
-static PyObject *play(PyObject *self, PyObject *args) {
+/* The arguments as METH_FASTCALL passes them: no format string to parse, no buffers to acquire (the
+ * replay calls this once per deal).  Returns 0, or -1 with a TypeError set. */
+static int list_arg(PyObject *const *args, int i, PyObject **out) {
+    if (!PyList_Check(args[i])) {
+        PyErr_Format(PyExc_TypeError, "_fastplay.play: argument %d must be a list", i + 1);
+        return -1;
+    }
+    *out = args[i];
+    return 0;
+}
+
+static int bytes_arg(PyObject *const *args, int i, const char **out, Py_ssize_t *len) {
+    if (!PyBytes_Check(args[i])) {
+        PyErr_Format(PyExc_TypeError, "_fastplay: argument %d must be bytes", i + 1);
+        return -1;
+    }
+    *out = PyBytes_AS_STRING(args[i]);
+    *len = PyBytes_GET_SIZE(args[i]);
+    return 0;
+}
+
+static int int_arg(PyObject *const *args, int i, int *out) {
+    long v = PyLong_AsLong(args[i]);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     PyObject *tricks, *hand, *won, *cards, *leaders, *winners, *broken_before;
-    Py_buffer table, names, side_of;
+    const char *table_buf, *names_buf, *side_buf;
+    Py_ssize_t table_len, names_len, side_len;
     int expected, exempt, broken;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!y*y*y*iip", &PyList_Type, &tricks, &PyList_Type, &hand, &PyList_Type,
-                          &won, &PyList_Type, &cards, &PyList_Type, &leaders, &PyList_Type, &winners, &PyList_Type,
-                          &broken_before, &table, &names, &side_of, &expected, &exempt, &broken))
+    if (nargs != 13) {
+        PyErr_SetString(PyExc_TypeError, "_fastplay.play takes 13 arguments");
         return NULL;
+    }
+    if (list_arg(args, 0, &tricks) || list_arg(args, 1, &hand) || list_arg(args, 2, &won) ||
+        list_arg(args, 3, &cards) || list_arg(args, 4, &leaders) || list_arg(args, 5, &winners) ||
+        list_arg(args, 6, &broken_before) || bytes_arg(args, 7, &table_buf, &table_len) ||
+        bytes_arg(args, 8, &names_buf, &names_len) || bytes_arg(args, 9, &side_buf, &side_len) ||
+        int_arg(args, 10, &expected) || int_arg(args, 11, &exempt))
+        return NULL;
+    if ((broken = PyObject_IsTrue(args[12])) < 0) return NULL;
     PyObject *result = NULL;
     Py_ssize_t j = 0, ntricks = PyList_GET_SIZE(tricks), nwon = PyList_GET_SIZE(won);
-    if (table.len != (Py_ssize_t)sizeof(int64_t) * (1 + NCARDS * (6 + NCARDS)) || names.len != 128 * 128 ||
-        side_of.len != 4 || PyList_GET_SIZE(hand) != 4) {
+    if (table_len != (Py_ssize_t)sizeof(int64_t) * (1 + NCARDS * (6 + NCARDS)) || names_len != 128 * 128 ||
+        side_len != 4 || PyList_GET_SIZE(hand) != 4) {
         PyErr_SetString(PyExc_ValueError, "_fastplay.play: tables of the wrong size");
         goto done;
     }
-    const int64_t *t = (const int64_t *)table.buf;
+    const int64_t *t = (const int64_t *)table_buf;
     const uint64_t tmask = (uint64_t)t[0];
     const int64_t *is_trump = t + 1, *must_by = t + 1 + NCARDS, *forced = t + 1 + 2 * NCARDS;
     const int64_t *keys = t + 1 + 6 * NCARDS;
-    const unsigned char *nm = (const unsigned char *)names.buf, *sides = (const unsigned char *)side_of.buf;
+    const unsigned char *nm = (const unsigned char *)names_buf, *sides = (const unsigned char *)side_buf;
     uint64_t h[4];
     for (int s = 0; s < 4; s++) {
         h[s] = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(hand, s));
@@ -148,40 +184,40 @@ static PyObject *play(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("(nOi)", j, broken ? Py_True : Py_False, expected);
 done:
-    PyBuffer_Release(&table);
-    PyBuffer_Release(&names);
-    PyBuffer_Release(&side_of);
     return result;
 }
 
 /* mask(names, table) -> the cards of a list of card names as a bitmask; -1 when a name repeats
  * or is not a card (the caller then finds which, with its messages). */
-static PyObject *mask(PyObject *self, PyObject *args) {
+static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    PyObject *list;
-    Py_buffer names;
-    if (!PyArg_ParseTuple(args, "O!y*", &PyList_Type, &list, &names)) return NULL;
-    long long m = 0;
-    if (names.len != 128 * 128) {
-        PyBuffer_Release(&names);
+    const char *names;
+    Py_ssize_t names_len;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_fastplay.mask takes a list and the names table");
+        return NULL;
+    }
+    if (bytes_arg(args, 1, &names, &names_len)) return NULL;
+    if (names_len != 128 * 128) {
         PyErr_SetString(PyExc_ValueError, "_fastplay.mask: a names table of the wrong size");
         return NULL;
     }
+    PyObject *list = args[0];
+    long long m = 0;
     for (Py_ssize_t i = 0, n = PyList_GET_SIZE(list); i < n; i++) {
-        int c = card_of(PyList_GET_ITEM(list, i), (const unsigned char *)names.buf);
+        int c = card_of(PyList_GET_ITEM(list, i), (const unsigned char *)names);
         if (c < 0 || (m >> c) & 1) {
             m = -1;
             break;
         }
         m |= 1LL << c;
     }
-    PyBuffer_Release(&names);
     return PyLong_FromLongLong(m);
 }
 
 static PyMethodDef methods[] = {
-    {"play", play, METH_VARARGS, "Replay the regular tricks of a deal from the first (see the module's comment)."},
-    {"mask", mask, METH_VARARGS, "The bitmask of a list of distinct card names, or -1."},
+    {"play", (PyCFunction)(void (*)(void))play, METH_FASTCALL, "Replay the regular tricks of a deal from the first (see the module's comment)."},
+    {"mask", (PyCFunction)(void (*)(void))mask, METH_FASTCALL, "The bitmask of a list of distinct card names, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,24 +10,12 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import orjson
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
 from typer.core import TyperCommand
 
-from backalley import record
 from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
 from backalley.validate import Checked, Summary, check_items, default_workers, worker_count
@@ -39,14 +27,42 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-err = Console(stderr=True, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use: importing rich.console is a large share of start-up."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def real(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real(), name)
+
+
+def real_console(console: Console) -> Console:
+    """The rich ``Console`` behind ``err`` or ``out`` (for rich objects that want the real one)."""
+    return console.real() if isinstance(console, _LazyConsole) else console
+
+
+err = cast("Console", _LazyConsole(stderr=True, soft_wrap=True))
+out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
 
 
 def version_text() -> str:
     """``backalley --version``: the package, the record formats it reads, the rulesets it knows."""
     import backalley
-    from backalley import solver
+    from backalley import record, solver
 
     build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
     formats = ", ".join(str(v) for v in record.FORMAT_VERSIONS)
@@ -96,33 +112,33 @@ def note(message: str) -> None:
     err.print(printable(message), markup=False, highlight=False)
 
 
-class RateColumn(ProgressColumn):
-    """Records (or items) per second so far."""
+class _HiddenBar:
+    """What the commands call on a progress bar, doing nothing: a hidden bar."""
 
-    def render(self, task: Task) -> Text:
-        done = task.fields.get("records", task.completed)
-        elapsed = task.elapsed or 0.0
-        rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 else "-/s"
-        return Text(rate, style="progress.data.speed")
+    def __enter__(self) -> _HiddenBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, **fields: Any) -> int:
+        return 0
+
+    def update(self, task: int, **fields: Any) -> None:
+        return None
 
 
 def progress_bar(what: str, *, show: bool, of_total: bool = False) -> Progress:
     """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), rate, time left.
 
     ``of_total`` counts items against the task's total; otherwise the total is in
-    bytes and the count is the ``records`` field.  Hidden unless ``show``.
+    bytes and the count is the ``records`` field.  Hidden unless ``show`` (then rich is not even imported).
     """
-    count = MofNCompleteColumn() if of_total else TextColumn("{task.fields[records]:,} records")
-    return Progress(
-        TextColumn(f"{what} {{task.description}}", markup=False),
-        BarColumn(),
-        count,
-        RateColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-        disable=not show,
-    )
+    if not show:
+        return cast("Progress", _HiddenBar())
+    from backalley.progress import rich_bar
+
+    return rich_bar(what, of_total=of_total, console=real_console(err))
 
 
 def report_problems(files: list[InputFile]) -> None:
@@ -250,6 +266,8 @@ def schema(
     ] = 1,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of game-record format v1 (or v2 with --format-version 2)."""
+    from backalley import record
+
     sys.stdout.write(record.json_schema_text(format_version))
 
 
@@ -679,6 +697,8 @@ def query(
             write_query(db_path, sql, out_file, force=force, **options)
         else:
             color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            from rich.console import Console
+
             width = Console().width if sys.stdout.isatty() else None
             run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
             sys.stdout.flush()

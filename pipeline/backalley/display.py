@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
-
 #: C0 and C1 controls, DEL, bidirectional embedding/override/isolate controls, surrogates.
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -33,6 +31,8 @@ def printable(value: object) -> str:
 
 def safe(value: object) -> str:
     """:func:`printable`, then escaped for Rich markup: prints literally inside a markup string."""
+    from rich.markup import escape  # (here: importing rich is a large share of a command's start-up)
+
     return escape(printable(value))
 
 

@@ -13,24 +13,21 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import chain
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 from msgspec import UNSET
-from pydantic import ValidationError
 
 from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, LJ, NO_TRUMP, SEATS, SUITS
-from backalley.record import (
-    MODELS_V2,
+from backalley.fastrecord import (
     AnyFastRecord,
     CardName,
     FastDeal,
     FastDealV2,
     FastTeamInts,
     FastTrick,
-    GameRecord,
     record_options,
     to_fast_any,
     v2_problems,
@@ -38,6 +35,9 @@ from backalley.record import (
 from backalley.rules import RULESETS as RULESET_CLASSES
 from backalley.rules import Bid, Contracts, Ruleset, find_ruleset
 from backalley.rules.base import FREE, HIGHEST_TRUMP
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 AnyDeal = FastDeal | FastDealV2
 
@@ -100,9 +100,19 @@ class Violation:
 Add = Callable[[Violation], None]
 
 
-@dataclass(slots=True)
+#: The contracts of a :class:`DealOutcome` made without any (``copy``/``pickle`` make one empty first).
+_NO_CONTRACTS = Contracts((), None, 0)
+
+
+@dataclass(slots=True, init=False)
 class DealOutcome:
-    """The recomputed figures of one dealing, plus what the store needs of it."""
+    """The recomputed figures of one dealing, plus what the store needs of it.
+
+    Its ``__init__`` is written out, not generated: mypyc compiles a written one
+    (one per deal, on the hot path), while a generated one runs interpreted and
+    cost 7 % of the replay's instructions.  Every argument has a default so that
+    ``pickle`` (worker processes) can make an empty one first.
+    """
 
     #: Tricks and points by side (the ruleset's ``sides`` order).
     tricks: tuple[int, ...]
@@ -112,13 +122,35 @@ class DealOutcome:
     trump: int
     contracts: Contracts
     #: Seat that won each replayed trick (empty for a pass-out).
-    winners: list[int] = field(default_factory=list)
+    winners: list[int]
     #: Whether trump was broken before each replayed trick.
-    broken_before: list[bool] = field(default_factory=list)
+    broken_before: list[bool]
     #: Recorded leader seat of each replayed trick.
-    leaders: list[int] = field(default_factory=list)
+    leaders: list[int]
     #: Every replayed card as an int, trick by trick in play order (4 per trick).
-    cards: list[int] = field(default_factory=list)
+    cards: list[int]
+
+    def __init__(
+        self,
+        tricks: tuple[int, ...] = (),
+        points: tuple[int, ...] = (),
+        pass_out: bool = False,
+        trump: int = NO_TRUMP,
+        contracts: Contracts = _NO_CONTRACTS,
+        winners: list[int] | None = None,
+        broken_before: list[bool] | None = None,
+        leaders: list[int] | None = None,
+        cards: list[int] | None = None,
+    ) -> None:
+        self.tricks = tricks
+        self.points = points
+        self.pass_out = pass_out
+        self.trump = trump
+        self.contracts = contracts
+        self.winners = [] if winners is None else winners
+        self.broken_before = [] if broken_before is None else broken_before
+        self.leaders = [] if leaders is None else leaders
+        self.cards = [] if cards is None else cards
 
 
 @dataclass(slots=True)
@@ -177,6 +209,10 @@ def schema_violations(obj: dict[str, Any]) -> list[Violation]:
     (the model of its ``ruleset``, then :func:`~backalley.record.v2_problems`);
     anything else as format 1, exactly as before format 2 existed.
     """
+    from pydantic import ValidationError  # (here: pydantic is slow to import, and most records never need it)
+
+    from backalley.record import GameRecord
+
     version = obj.get("format_version")
     if version == 2 and type(version) is int:
         return _schema_v2(obj)
@@ -197,6 +233,10 @@ def _schema_errors(exc: ValidationError) -> list[Violation]:
 
 
 def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
+    from pydantic import ValidationError
+
+    from backalley.record import MODELS_V2
+
     name = obj.get("ruleset")
     model = MODELS_V2.get(name) if isinstance(name, str) else None
     if model is None or name not in RULESET_CLASSES:
@@ -295,7 +335,7 @@ def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add
         _check_trump_field(rules, d, di, n, pass_out, add)
     outcome = _play(rules, d, di, n, hand, trump, con, pass_out, add)
     if not pass_out and rules.has_bonus:
-        outcome.points = tuple(p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True))
+        outcome.points = tuple([p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True)])
     _check_result(rules, d, di, outcome, add)
     sched.points = outcome.points
     return outcome
@@ -342,7 +382,7 @@ def _deal_cards(
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
-    if rules.deck != FULL_DECK:
+    if rules.deck != FULL_DECK and not _all_in_deck(rules.deck, d):
         _check_deck(rules, d, di, add)
     hand, seen = _hand_masks(hands_in, di, add)
     tc_name = d.trump_card
@@ -361,6 +401,20 @@ def _deal_cards(
     trump = rules.deal_trump(n, tc, top, named)
     turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
     return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+
+
+def _all_in_deck(deck: int, d: AnyDeal) -> bool:
+    """Whether every card of the deal is in ``deck`` (the common case, a mask at a time; else ``_check_deck`` says which)."""
+    hd = d.hands
+    for held in (hd.N, hd.E, hd.S, hd.W, [] if d.stock is UNSET else d.stock):
+        m = _mask(held)
+        if m < 0 or m & ~deck:  # (a repeated card: let _check_deck look at each)
+            return False
+    tc = d.trump_card
+    swap = d.joker_swap
+    return (tc is UNSET or bool(deck >> CARD_INDEX[tc] & 1)) and (
+        swap is UNSET or bool(deck >> CARD_INDEX[swap.drawn] & 1)
+    )
 
 
 def _check_deck(rules: Ruleset, d: AnyDeal, di: int, add: Add) -> None:
@@ -716,7 +770,7 @@ def _names_table() -> bytes:
     return bytes(out)
 
 
-_NAMES = _names_table()
+_NAMES: Final = _names_table()
 
 
 def _mask_py(names: list[CardName]) -> int:
@@ -726,7 +780,11 @@ def _mask_py(names: list[CardName]) -> int:
 
 
 def _mask(names: list[CardName]) -> int:
-    return _mask_py(names) if _fastplay is None else _fastplay.mask(names, _NAMES)  # type: ignore[arg-type]
+    return _mask_py(names) if _fastplay is None else _c_mask(names, _NAMES)  # type: ignore[arg-type]
+
+
+#: ``_fastplay.mask``, looked up once (the replay calls it five times a deal).
+_c_mask: Final = _mask_py if _fastplay is None else _fastplay.mask
 
 
 _PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from backalley.record import fast_decode_any
+from backalley.fastrecord import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import InputFile, Item, parse
 

@@ -134,12 +134,19 @@ class Ruleset:
         self.extra_codes: tuple[str, ...] = ()
         self._contracts: dict[tuple[tuple[tuple[int, Bid], ...], int], Contracts] = {}
         self._tables: FastTables | None = None
+        self._counted_deck = -1
+        self._deck_size = 0
 
     # -- identity ----------------------------------------------------------------
 
     @property
     def deck_size(self) -> int:
-        return self.deck.bit_count()
+        # Counted again only when the deck changed (a subclass sets it after this __init__); the
+        # replay asks several times a deal, and a compiled int.bit_count() is a generic method call.
+        if self._counted_deck != self.deck:
+            self._counted_deck = self.deck
+            self._deck_size = self.deck.bit_count()
+        return self._deck_size
 
     def label(self) -> str:
         """``standard`` or ``pereulok+no_jokers+short_deck``: the ruleset with its options."""
@@ -340,9 +347,10 @@ class Ruleset:
 
     def deal_points(self, con: Contracts, won: Sequence[int], n: int, bonus: Sequence[int] = ()) -> tuple[int, ...]:
         """Every side's points for a played deal (``bonus``: :meth:`bonus`)."""
-        pts = tuple(self.score(con.by_side[s], won[s], n) for s in range(len(self.sides)))
+        # (Lists, not generators, inside tuple(): mypyc compiles a list comprehension inline.)
+        pts = tuple([self.score(con.by_side[s], won[s], n) for s in range(len(self.sides))])
         if bonus:
-            pts = tuple(p + b for p, b in zip(pts, bonus, strict=True))
+            pts = tuple([p + b for p, b in zip(pts, bonus, strict=True)])
         return pts
 
     # -- fast tables --------------------------------------------------------------------

@@ -1,0 +1,367 @@
+"""The fast path of the record formats: msgspec Structs the replay reads, decoded in one pass.
+
+Decoding JSON bytes straight into these Structs parses and checks the format
+in one pass, several times faster than parsing and then running pydantic.
+pydantic (:mod:`backalley.record`) stays the authority: any input the fast
+decoder refuses is parsed again and checked there, whose messages are the ones
+reported, and the tests check that both accept exactly the same records.
+
+This module imports no pydantic (nor anything slow to import): ``validate``,
+the replay and every worker process start without it, and load the models
+only for a record that fails.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from backalley.rules import RulesetError, find_ruleset
+
+CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
+GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
+#: 1-64 characters, none of Unicode category Cc (U+0000-U+001F, U+007F-U+009F).
+PLAYER_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]{1,64}$"
+#: Checked with ``fullmatch``: Python's ``$`` also matches before a final newline.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})")
+
+
+def python_pattern(pattern: str) -> str:
+    """A ``^...$`` pattern for Python's ``re.search`` (as msgspec runs it), anchored at the very end.
+
+    The ``^...$`` patterns above are the ones the JSON Schema publishes and pydantic
+    checks (ECMA-262 and Rust regex: ``$`` is the end of the text).  In Python's
+    ``re`` a ``$`` also matches before a final newline, so ``"g1\\n"`` would pass;
+    ``\\Z`` is the end of the text there.
+    """
+    if not (pattern.startswith("^") and pattern.endswith("$")):
+        raise ValueError(f"pattern {pattern!r} is not anchored at both ends")
+    return rf"\A(?:{pattern[1:-1]})\Z"
+
+
+def nfc(player: str) -> str:
+    """A player id in Unicode normal form C: ids that differ only by normalisation are one player."""
+    return player if unicodedata.is_normalized("NFC", player) else unicodedata.normalize("NFC", player)
+
+
+Seat = Literal["N", "E", "S", "W"]
+
+
+def instant(value: str) -> datetime:
+    """The aware instant of an RFC 3339 date-time with offset; raises ``ValueError`` if it is none.
+
+    RFC 3339 allows a leap second (``23:59:60``), which ``datetime`` cannot hold:
+    it is read as the second after ``23:59:59`` (``2016-12-31T23:59:60Z`` is
+    ``2017-01-01T00:00:00Z``), so that it is stored, not dropped.
+    """
+    if not _RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T19:05:00Z")
+    text = value.upper().replace("Z", "+00:00")
+    leap = text[17:19] == "60"
+    if leap:
+        text = text[:17] + "59" + text[19:]
+    try:
+        at = datetime.fromisoformat(text)
+        return at + timedelta(seconds=1) if leap else at
+    except (ValueError, OverflowError):
+        raise ValueError(f"{value!r} is not a real date and time") from None
+
+
+def _check_datetime(value: str) -> str:
+    instant(value)
+    return value
+
+
+CardName = Literal[
+    "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "TS", "JS", "QS", "KS", "AS",
+    "2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH", "KH", "AH",
+    "2D", "3D", "4D", "5D", "6D", "7D", "8D", "9D", "TD", "JD", "QD", "KD", "AD",
+    "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC", "QC", "KC", "AC",
+    "LJ", "BJ",
+]  # fmt: skip
+_PlayerId = Annotated[str, msgspec.Meta(pattern=python_pattern(PLAYER_PATTERN))]
+
+
+class _FastStrict(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """Untracked by the garbage collector (``gc=False``): a decoded record holds no reference cycle.
+
+    A game decodes to about a thousand Structs; not tracking them saves about 5 %
+    of the decode's instructions (callgrind), and the collections they would cause.
+    """
+
+
+class FastPlayers(_FastStrict):
+    N: _PlayerId
+    E: _PlayerId
+    S: _PlayerId
+    W: _PlayerId
+
+
+class FastHands(_FastStrict):
+    N: list[CardName]
+    E: list[CardName]
+    S: list[CardName]
+    W: list[CardName]
+
+
+class FastJokerSwap(_FastStrict):
+    seat: Seat
+    drawn: CardName
+
+
+class FastBid(_FastStrict):
+    seat: Seat
+    bid: int | Literal["pass", "board"]
+
+
+class FastTrick(_FastStrict):
+    leader: Seat
+    cards: Annotated[list[CardName], msgspec.Meta(min_length=4, max_length=4)]
+
+
+class FastTeamInts(_FastStrict):
+    NS: int
+    EW: int
+
+
+class FastDealResult(_FastStrict):
+    tricks: FastTeamInts
+    points: FastTeamInts
+
+
+class FastDeal(_FastStrict):
+    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
+    dealer: Seat
+    hands: FastHands
+    trump_card: CardName
+    bids: Annotated[list[FastBid], msgspec.Meta(min_length=4, max_length=4)]
+    tricks: list[FastTrick]
+    stock: list[CardName] | msgspec.UnsetType = msgspec.UNSET
+    joker_swap: FastJokerSwap | msgspec.UnsetType = msgspec.UNSET
+    result: FastDealResult | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecord(_FastStrict):
+    format_version: Literal[1]
+    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    ruleset: Literal["standard"]
+    players: FastPlayers
+    deals: list[FastDeal]
+    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
+    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    final_score: FastTeamInts | msgspec.UnsetType = msgspec.UNSET
+
+
+_FAST_DECODER = msgspec.json.Decoder(FastRecord)
+
+
+def fast_decode(raw: bytes) -> FastRecord | None:
+    """The record when ``raw`` is a record that fits the format, else ``None``.
+
+    ``None`` means "ask pydantic": the input may be non-JSON, may not fit the
+    format, or may be something only the full check can judge.
+    """
+    try:
+        rec = _FAST_DECODER.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    p = _nfc_players(rec)
+    if len({p.N, p.E, p.S, p.W}) < 4:
+        return None
+    if rec.played_at is not msgspec.UNSET:
+        try:
+            _check_datetime(rec.played_at)
+        except ValueError:
+            return None
+    return rec
+
+
+def to_fast(value: dict[str, Any]) -> FastRecord:
+    """A record pydantic has accepted, as the Structs the replay reads (player ids in NFC)."""
+    rec = msgspec.convert(value, FastRecord, strict=True)
+    _nfc_players(rec)
+    return rec
+
+
+def _nfc_players(rec: FastRecord | FastRecordV2) -> FastPlayers:
+    """Put the record's player ids in NFC, in place (the replay, the store and reports see these)."""
+    p = rec.players
+    p.N, p.E, p.S, p.W = nfc(p.N), nfc(p.E), nfc(p.S), nfc(p.W)
+    return p
+
+
+# --- format version 2 (RULESETS.md §4, RULESET-bab-online.md §9) --------------------------
+
+OptionName = Literal["no_jokers", "short_deck", "spades_trump", "no_partnerships"]
+Suit = Literal["S", "H", "D", "C"]
+SIDE_KEYS: tuple[tuple[str, ...], ...] = (("NS", "EW"), ("N", "E", "S", "W"))
+BORES = ("board", "board2", "board3", "board4")
+
+
+def v2_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    """What a version-2 record breaks beyond its ruleset's model: ``(location, message)`` pairs.
+
+    ``rec`` is a record that its model (or the fast decoder) accepted; both
+    have the same attribute names.  Checks the version rule, the options, the
+    deal numbers and the side keys the options imply, and (for the fast
+    decoder, whose structs are a superset) the fields each ruleset forbids.
+    """
+    name = rec.ruleset
+    given = getattr(rec, "options", None)
+    options = [] if given is None or given is msgspec.UNSET else list(given)
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if name == "standard" and not options:
+        out.append((("format_version",), "a plain standard record (no options) is format_version 1"))
+    if name == "bab-online" and given is not msgspec.UNSET and given is not None:
+        out.append((("options",), "ruleset bab-online takes no options"))
+        return out
+    try:
+        rules = find_ruleset(name, tuple(options))
+    except RulesetError as exc:
+        return [*out, (("options",), str(exc))]
+    sides = rules.sides
+    limits = (name, rules.scored_deals, sides, frozenset(sides))
+    for i, d in enumerate(rec.deals):
+        if not _deal_v2_ok(limits, d):
+            out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, rules.scored_deals, sides, d)]
+    fs = rec.final_score
+    if fs is not None and fs is not msgspec.UNSET and set(fs) != set(sides):
+        out.append((("final_score",), _sides_message(sides)))
+    return out
+
+
+#: The deal fields each ruleset's records do not have, and the words its bids may be.
+_FORBIDDEN = {"standard": ("trump",), "pereulok": ("trump_card", "joker_swap"), "bab-online": ("trump",)}
+_BID_WORDS = {"standard": ("pass", "board"), "pereulok": ("pass",), "bab-online": ("pass", *BORES)}
+_ABSENT = (None, msgspec.UNSET)
+
+
+def _deal_v2_ok(limits: tuple[str, int, tuple[str, ...], frozenset[str]], d: Any) -> bool:
+    """True when :func:`_deal_v2_problems` finds nothing (the common case, checked without building messages)."""
+    name, deals, _, sides = limits
+    if d.number > deals:
+        return False
+    for fld in _FORBIDDEN[name]:
+        if getattr(d, fld, None) not in _ABSENT:
+            return False
+    if name == "bab-online" and getattr(d, "trump_card", None) in _ABSENT:
+        return False
+    words = _BID_WORDS[name]
+    for b in d.bids:
+        if isinstance(b.bid, str) and b.bid not in words:
+            return False
+    res = d.result
+    return res in _ABSENT or (res.tricks.keys() == sides and res.points.keys() == sides)
+
+
+def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if d.number > deals:
+        out.append((("number",), f"Input should be less than or equal to {deals}"))
+    forbidden = _FORBIDDEN[name]
+    for fld in forbidden:
+        if getattr(d, fld, None) not in (None, msgspec.UNSET):
+            out.append(((fld,), f"{name} records have no {fld}"))
+    if name == "bab-online" and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
+        out.append((("trump_card",), "Field required"))
+    words = _BID_WORDS[name]
+    for k, b in enumerate(d.bids):
+        if isinstance(b.bid, str) and b.bid not in words:
+            out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))
+    res = d.result
+    if res is not None and res is not msgspec.UNSET:
+        for part in ("tricks", "points"):
+            if set(getattr(res, part)) != set(sides):
+                out.append((("result", part), _sides_message(sides)))
+    return out
+
+
+def _sides_message(sides: tuple[str, ...]) -> str:
+    return f"keyed {', '.join(sides)} for this ruleset and options"
+
+
+class FastBidV2(_FastStrict):
+    seat: Seat
+    bid: int | Literal["pass", "board", "board2", "board3", "board4"]
+
+
+class FastSideResult(_FastStrict):
+    tricks: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+    points: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+
+
+class FastDealV2(_FastStrict):
+    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+
+    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
+    dealer: Seat
+    hands: FastHands
+    bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
+    tricks: list[FastTrick]
+    trump_card: CardName | msgspec.UnsetType = msgspec.UNSET
+    trump: Suit | msgspec.UnsetType = msgspec.UNSET
+    stock: list[CardName] | msgspec.UnsetType = msgspec.UNSET
+    joker_swap: FastJokerSwap | msgspec.UnsetType = msgspec.UNSET
+    result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecordV2(_FastStrict):
+    format_version: Literal[2]
+    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    ruleset: Literal["standard", "pereulok", "bab-online"]
+    players: FastPlayers
+    deals: list[FastDealV2]
+    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
+    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+
+
+_FAST_DECODER_V2 = msgspec.json.Decoder(FastRecordV2)
+AnyFastRecord = FastRecord | FastRecordV2
+
+
+def fast_decode_any(raw: bytes) -> AnyFastRecord | None:
+    """:func:`fast_decode` for record formats 1 and 2 (version 1 tried first: it is the common case)."""
+    rec = fast_decode(raw)
+    if rec is not None:
+        return rec
+    try:
+        rec2 = _FAST_DECODER_V2.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    if not _common_ok(rec2) or v2_problems(rec2):
+        return None
+    return rec2
+
+
+def _common_ok(rec: FastRecordV2) -> bool:
+    p = _nfc_players(rec)
+    if len({p.N, p.E, p.S, p.W}) < 4:
+        return False
+    if rec.played_at is not msgspec.UNSET:
+        try:
+            _check_datetime(rec.played_at)
+        except ValueError:
+            return False
+    return True
+
+
+def to_fast_any(value: dict[str, Any]) -> AnyFastRecord:
+    """A record pydantic has accepted (format 1 or 2), as the Structs the replay reads."""
+    if value.get("format_version") == 2:
+        rec = msgspec.convert(value, FastRecordV2, strict=True)
+        _nfc_players(rec)
+        return rec
+    return to_fast(value)
+
+
+def record_options(rec: AnyFastRecord) -> tuple[str, ...]:
+    """The record's options (none for version 1)."""
+    if isinstance(rec, FastRecordV2) and rec.options is not msgspec.UNSET:
+        return tuple(rec.options)  # (find_ruleset puts them in order)
+    return ()

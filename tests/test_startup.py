@@ -1,0 +1,50 @@
+"""Start-up of ``backalley validate``: the command imports only what a valid record needs (issue 16).
+
+The record models (``backalley.record``: pydantic models, built at import, for
+the records that fail the fast decoder) and rich (the console, the progress
+bar) are each a large share of a command's start-up; a run of valid records
+on a pipe needs neither.  (pydantic itself is imported by typer to convert the
+command's options.)  No timing here: the benchmark (``benchmarks/run.py``, the
+``rulesets`` stage) measures the start-up share.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from backalley.simulate import write_games
+
+SLOW = ("rich.console", "rich.progress", "backalley.record")
+
+
+def loaded_after(code: str) -> set[str]:
+    """The slow modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nsys.stderr.write('LOADED ' + ' '.join(m for m in {SLOW!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return set(done.stderr.rsplit("LOADED", 1)[1].split())
+
+
+def test_importing_the_cli_loads_neither_the_models_nor_rich_console() -> None:
+    assert loaded_after("import backalley.cli") == set()
+
+
+def test_validating_valid_records_loads_neither(tmp_path: Path) -> None:
+    games = tmp_path / "games.jsonl"
+    write_games(games, games=2, seed=5)
+    code = (
+        "import sys\nfrom backalley.cli import app\n"
+        f"try:\n    app(['validate', '--json', {str(games)!r}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
+    )
+    assert loaded_after(code) == set()
+
+
+def test_a_failing_record_still_gets_the_pydantic_messages(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format_version": 1, "game_id": "g 1"}', encoding="utf-8")
+    code = (
+        "from backalley.cli import app\n"
+        f"try:\n    app(['validate', '--json', {str(bad)!r}])\nexcept SystemExit as e:\n    assert e.code == 1, e.code"
+    )
+    assert "backalley.record" in loaded_after(code)
