@@ -784,6 +784,35 @@ def show(
     out.print(found)
 
 
+@app.command()
+def raw(
+    game_id: Annotated[str, typer.Argument(help="The stored game whose input to write.", show_default=False)],
+    db: DbOption = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.", show_default=False)
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+) -> None:
+    """Write the exact bytes a stored game was read from (its line or file, as ingested) to stdout or a file.
+
+    Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
+    """
+    from backalley.store import StoreError, default_db, read_raw
+
+    try:
+        data = read_raw(db if db is not None else default_db(), game_id)
+        if output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with output.open("wb" if force else "xb") as fh:
+                fh.write(data)
+    except FileExistsError:
+        raise fail(f"{printable(output)}: already exists (use --force to overwrite it)") from None
+    except (StoreError, OSError) as exc:
+        raise fail(str(exc)) from None
+
+
 token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)
 app.add_typer(token_app, name="token")
 
