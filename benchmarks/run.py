@@ -11,9 +11,12 @@ file, each stage in its own process (the median of ``--reps`` runs):
    one worker pinned to one core / all CPUs;
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
 4. ``report``: ``backalley report`` for the ingested database;
-5. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
+5. ``growth``: ``benchmarks/ingest_growth.py``: ``--growth-blocks`` blocks of ``--growth-games``
+   games (default 10 of 10,000) ingested one after the other into one file, all CPUs: each
+   block's games/s, CPU a game, peak PSS and file size, and the last block against the first;
+6. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
    on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes; and whole games);
-6. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
+7. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
    games of it, then ``parse`` and ``validate --json --workers 1`` pinned to one core,
    interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
    target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side.
@@ -185,6 +188,8 @@ def main() -> None:
         help="comma-separated rulesets for the rulesets stage, NAME or NAME+OPTION+... (default: all five)",
     )
     ap.add_argument("--baseline", type=Path, help="another install's backalley command, validated side by side")
+    ap.add_argument("--growth-blocks", type=int, default=10, help="blocks of the growth stage (default 10)")
+    ap.add_argument("--growth-games", type=int, help="games a block of the growth stage (default: --games)")
     args = ap.parse_args()
 
     work: Path = args.work
@@ -241,6 +246,7 @@ def main() -> None:
             flush=True,
         )
 
+    grown = {} if "growth" in skip else growth_stage(args, work, cpus)
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
@@ -251,6 +257,7 @@ def main() -> None:
         "reps": args.reps,
         "stages": results,
         "ratio_to_parse": ratio,
+        "growth": grown,
         "analyze": analyze,
         "rulesets": per_ruleset,
         "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -383,6 +390,14 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def growth_stage(args: argparse.Namespace, work: Path, cpus: int) -> dict[str, Any]:
+    """The growth stage (issue 13): blocks ingested into one file, each block's games/s (ingest_growth.py)."""
+    from ingest_growth import growth  # benchmarks/ is this script's folder
+
+    print(f"growth: {args.growth_blocks} blocks of {args.growth_games or args.games} games into one file", flush=True)
+    return growth(work, args.growth_blocks, args.growth_games or args.games, cpus, args.seed)
 
 
 def solver_stage(sizes: str) -> list[dict[str, Any]]:
