@@ -197,6 +197,8 @@ class Lake:
         self.local = not _URL.match(uri) or uri.lower().startswith("file://")
         self.uri = os.path.abspath(uri.removeprefix("file://")) if self.local else uri.rstrip("/")
         self.storage_options = storage_options
+        #: The Delta tables appended to, kept open.
+        self._open: dict[str, Any] = {}
 
     def table_uri(self, name: str) -> str:
         return f"{self.uri}/{name}"
@@ -216,12 +218,20 @@ class Lake:
         return table
 
     def append(self, name: str, table: pa.Table) -> int:
-        """Append rows to the Delta table ``name`` (created by the first append) in one commit; its new version."""
-        uri = self.table_uri(name)
+        """Append rows to the Delta table ``name`` (created by the first append) in one commit; its new version.
+
+        The table's state is kept between appends: loading it from its log costs more than the write.
+        """
+        dt = self._open.get(name)
+        target = dt if dt is not None else self.table_uri(name)
         self.deltalake.write_deltalake(
-            uri, table, mode="append", schema_mode="merge", storage_options=self.storage_options
+            target, table, mode="append", schema_mode="merge", storage_options=self.storage_options
         )
-        return int(self.deltalake.DeltaTable(uri, storage_options=self.storage_options).version())
+        if dt is None:
+            dt = self._open[name] = self.table(name)
+        else:
+            dt.update_incremental()
+        return int(dt.version())
 
     def partitions(self) -> list[dict[str, Any]]:
         """The committed partitions' rows."""
