@@ -107,6 +107,24 @@ class PartResult:
     seconds: float = 0.0
     #: Its key was committed already: nothing was replayed.
     skipped: bool = False
+    #: The rows as the writer decides them for this partition alone, written by the task as
+    #: Parquet files under the lake (see :func:`stage`); ``None`` when ``chunks`` are returned.
+    staged: Staged | None = None
+
+
+@dataclass
+class Staged:
+    """A partition's tables written by its task as Parquet files, not yet in any Delta table's log."""
+
+    #: Per table: its Arrow schema and its file (path under the table's folder, size, rows).
+    files: dict[str, tuple[pa.Schema, str, int, int]]
+    #: The game ids of every record that is a game (stored, duplicate or conflicting) and the reject keys.
+    game_ids: list[str]
+    reject_ids: list[str]
+    #: What the index must learn when the files are committed (:data:`INDEX_COLUMNS` of the rows).
+    index_rows: dict[str, pa.Table]
+    #: The run counters of these records.
+    counters: dict[str, int]
 
 
 def plan(files: Sequence[InputFile], partition_bytes: int = PARTITION_BYTES) -> list[Partition]:
@@ -172,15 +190,90 @@ def _read(part: Partition) -> tuple[list[Item], str]:
     return list(range_items(part.source, data, part.first_line)), hashlib.sha256(data).hexdigest()
 
 
-def build_partition(part: Partition, committed: frozenset[str], max_record_bytes: int) -> PartResult:
-    """The Dask task: read, replay and build the rows of one partition (nothing when ``committed``)."""
+def build_partition(
+    part: Partition, committed: frozenset[str], max_record_bytes: int, stage_to: StageTo | None = None
+) -> PartResult:
+    """The Dask task: read, replay and build the rows of one partition (nothing when ``committed``).
+
+    With ``stage_to`` the task also decides the partition's records on its own and writes
+    their tables as Parquet files under the lake (:func:`stage`); it returns those files
+    instead of the row data.
+    """
     t0 = time.perf_counter()
     items, sha = _read(part)
     key = partition_key(part, sha)
     if key in committed:
         return PartResult(part, key, records=len(items), skipped=True, seconds=time.perf_counter() - t0)
     chunks = list(built_chunks(items, 1, CHUNK, None, max_record_bytes))
-    return PartResult(part, key, chunks, len(items), time.perf_counter() - t0)
+    if stage_to is None:
+        return PartResult(part, key, chunks, len(items), time.perf_counter() - t0)
+    staged = stage(chunks, key, stage_to)
+    return PartResult(part, key, [], len(items), time.perf_counter() - t0, staged=staged)
+
+
+@dataclass(frozen=True)
+class StageTo:
+    """Where a task writes its Parquet files, and the run its rows belong to."""
+
+    lake_uri: str
+    run_id: int
+
+
+def stage(chunks: list[Chunk], key: str, to: StageTo) -> Staged:
+    """Decide a partition's records with the embedded writer as if nothing were stored, and write its tables.
+
+    The client commits these files as they are when none of the partition's game ids
+    or reject keys is stored already (the common case); otherwise it decides the
+    partition again against the lake (:func:`_commit`) and the files are left unused.
+    """
+    index = _Index.empty()
+    try:
+        run = RunSummary()
+        writer = Writer(index, run, replace=False)
+        writer.begin([], 1)
+        run.run_id = to.run_id
+        for chunk in chunks:
+            writer.write(chunk)
+        writer.commit()
+        writer.finish()
+        writer.hasher.close()
+        tables = {name: t for name, t in index.take().items() if name != RUNS}
+    finally:
+        index.close()
+    tables = {name: _plain(t) for name, t in tables.items()}
+    files = {name: (t.schema, *_write_parquet(to.lake_uri, name, t, key)) for name, t in tables.items()}
+    game_ids = [b.game_id for chunk in chunks for _, b in chunk if b.reject is None and b.game_id is not None]
+    rejects = tables.get("rejects")
+    return Staged(
+        files,
+        game_ids,
+        [] if rejects is None else [str(r) for r in rejects.column("reject_id").to_pylist()],
+        {name: tables[name].select(list(cols)) for name, cols in INDEX_COLUMNS.items() if name in tables},
+        {c: getattr(run, c) for c in _COUNTERS},
+    )
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """Dictionary-encoded columns (names over small lookup arrays, tables.py) as plain ones, as Parquet takes them."""
+    for k, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type):
+            table = table.set_column(k, f.name, table.column(k).cast(f.type.value_type))
+    return table
+
+
+def _write_parquet(lake_uri: str, name: str, table: pa.Table, key: str) -> tuple[str, int, int]:
+    """Write ``table`` as one Parquet file in the folder of the Delta table ``name``; ``(relative path, bytes, rows)``."""
+    import uuid
+
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    fs, root = pafs.FileSystem.from_uri(lake_uri if _URL.match(lake_uri) else os.path.abspath(lake_uri))
+    rel = f"part-{key}-{uuid.uuid4().hex}.parquet"
+    folder = f"{root.rstrip('/')}/{name}"
+    fs.create_dir(folder, recursive=True)
+    pq.write_table(table, f"{folder}/{rel}", filesystem=fs, compression="snappy")
+    return rel, int(fs.get_file_info(f"{folder}/{rel}").size), int(table.num_rows)
 
 
 # -- the lake ------------------------------------------------------------------------------
@@ -231,6 +324,22 @@ class Lake:
             dt = self._open[name] = self.table(name)
         else:
             dt.update_incremental()
+        return int(dt.version())
+
+    def add_files(self, name: str, schema: pa.Schema, path: str, size: int, rows: int) -> int:
+        """Commit a Parquet file written in the table's folder to the Delta table ``name``; its new version."""
+        dt = self._open.get(name) or self.table(name)
+        if dt is None:  # the first rows of this table: create it (empty) with their schema
+            self.deltalake.write_deltalake(
+                self.table_uri(name), schema.empty_table(), mode="append", storage_options=self.storage_options
+            )
+            dt = self.table(name)
+        self._open[name] = dt
+        action = self.deltalake.transaction.AddAction(
+            path, size, {}, int(time.time() * 1000), True, json.dumps({"numRecords": rows})
+        )
+        dt.create_write_transaction([action], "append", dt.schema())
+        dt.update_incremental()
         return int(dt.version())
 
     def partitions(self) -> list[dict[str, Any]]:
@@ -289,7 +398,8 @@ class _Index(Store):
     captured: dict[str, list[pa.Table]]
 
     @classmethod
-    def for_lake(cls, lake: Lake) -> _Index:
+    def empty(cls) -> _Index:
+        """An index of nothing stored."""
         index = cls.open(":memory:")
         assert isinstance(index, _Index)
         index.captured = {}
@@ -299,9 +409,16 @@ class _Index(Store):
             con.execute(f"CREATE TABLE _index AS SELECT {cols} FROM {_quote(name)} WHERE false")
             con.execute(f"DROP TABLE {_quote(name)}")
             con.execute(f"ALTER TABLE _index RENAME TO {_quote(name)}")
+        return index
+
+    @classmethod
+    def for_lake(cls, lake: Lake) -> _Index:
+        """An index of what the lake holds."""
+        index = cls.empty()
+        for name, columns in INDEX_COLUMNS.items():
             stored = lake.read(name, columns)
             if stored is not None and stored.num_rows:
-                Store.insert_batch(index, name, stored)
+                index.learn(name, stored)
         runs = lake.read(RUNS)
         if runs is not None and runs.num_rows:
             Store.insert_batch(index, RUNS, runs)
@@ -314,6 +431,18 @@ class _Index(Store):
         if columns is not None:
             super().insert_batch(table, data.select(list(columns)))
         return int(data.num_rows)
+
+    def learn(self, name: str, rows: pa.Table) -> None:
+        """Index rows stored without the writer (:data:`INDEX_COLUMNS` of them)."""
+        Store.insert_batch(self, name, rows)
+
+    def knows(self, name: str, values: list[str]) -> bool:
+        """Whether any of these keys (the first of :data:`INDEX_COLUMNS` of table ``name``) is indexed."""
+        if not values:
+            return False
+        column = _quote(INDEX_COLUMNS[name][0])
+        sql = f"SELECT count(*) FROM {_quote(name)} WHERE {column} IN (SELECT unnest(?::VARCHAR[]))"
+        return bool(self.con.execute(sql, [values]).fetchall()[0][0])
 
     def take(self) -> dict[str, pa.Table]:
         """The rows written since the last call, one table per name."""
@@ -373,7 +502,11 @@ def connect(spec: str, *, processes: bool = True) -> Iterator[Any]:
 
 
 def _results(
-    client: Any, parts: Sequence[Partition], committed: dict[str, frozenset[str]], max_record_bytes: int
+    client: Any,
+    parts: Sequence[Partition],
+    committed: dict[str, frozenset[str]],
+    max_record_bytes: int,
+    stage_to: StageTo | None,
 ) -> Iterator[PartResult]:
     """The tasks' results in partition order, with a bounded number of tasks in flight."""
     workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -385,7 +518,7 @@ def _results(
         if part is not None:
             task = globals()["build_partition"]  # looked up now: a test may wrap it
             known = committed.get(part.source, frozenset())
-            pending.append(client.submit(task, part, known, max_record_bytes, pure=False, retries=RETRIES))
+            pending.append(client.submit(task, part, known, max_record_bytes, stage_to, pure=False, retries=RETRIES))
 
     for _ in range(workers * IN_FLIGHT):
         submit()
@@ -411,6 +544,9 @@ class LakeRun:
     task_seconds: float = 0.0
     commit_seconds: float = 0.0
     restored: list[str] = field(default_factory=list)
+    #: Partitions whose staged files could not be committed (a game id or reject key was stored
+    #: already): built again and decided here.
+    redecided: int = 0
 
 
 def ingest(
@@ -421,8 +557,12 @@ def ingest(
     partition_bytes: int = PARTITION_BYTES,
     max_record_bytes: int = MAX_RECORD_BYTES,
     storage_options: dict[str, str] | None = None,
+    stage_files: bool = True,
 ) -> LakeRun:
     """Ingest every record under ``paths`` into the lake at ``lake_uri`` with the Dask ``client``.
+
+    With ``stage_files`` (the default) the tasks write the Parquet files and the client commits
+    them (:func:`_commit_staged`); without it the client writes every row (:func:`_commit`).
 
     Raises :class:`~backalley.sources.SourceError` for a bad path and
     :class:`LakeError` for standard input.
@@ -441,14 +581,24 @@ def ingest(
         for key, row in done.items():
             by_source.setdefault(row["source"], set()).add(key)
         committed = {source: frozenset(keys) for source, keys in by_source.items()}
-        for result in _results(client, parts, committed, max_record_bytes):
+        stage_to = StageTo(lake.uri, run.summary.run_id) if stage_files else None
+        for result in _results(client, parts, committed, max_record_bytes, stage_to):
             run.task_seconds += result.seconds
             t = time.perf_counter()
             if result.key in done:
                 _count_again(run.summary, done[result.key])
                 run.skipped += 1
-            else:
-                done[result.key] = _commit(lake, index, writer, result)
+                run.commit_seconds += time.perf_counter() - t
+                continue
+            staged = _commit_staged(lake, index, run.summary, result)
+            if staged is None:  # decided again here, against the lake
+                run.redecided += 1
+                if result.staged is not None:
+                    task = globals()["build_partition"]
+                    again = client.submit(task, result.part, frozenset(), max_record_bytes, pure=False, retries=RETRIES)
+                    result = again.result()
+                staged = _commit(lake, index, run.summary, result)
+            done[result.key] = staged
             run.commit_seconds += time.perf_counter() - t
         writer.finish()
     except BaseException:
@@ -465,15 +615,44 @@ def ingest(
     return run
 
 
-def _commit(lake: Lake, index: _Index, writer: Writer, result: PartResult) -> dict[str, Any]:
-    """Decide and append one partition's rows, then its ``partitions`` row (the commit); returns that row."""
-    run = writer.run
+def _commit(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> dict[str, Any]:
+    """Decide and append one partition's rows here, then its ``partitions`` row (the commit); returns that row.
+
+    A writer of its own reads the index as it is now (what earlier partitions committed included).
+    """
     before = {c: getattr(run, c) for c in _COUNTERS}
-    for chunk in result.chunks:
-        writer.write(chunk)
-    writer.commit()
-    writer.background.drain()
+    writer = Writer(index, run, replace=False)
+    try:
+        for chunk in result.chunks:
+            writer.write(chunk)
+        writer.commit()
+        writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
+    finally:
+        writer.hasher.close()
     versions = {name: lake.append(name, table) for name, table in index.take().items() if name != RUNS}
+    return _mark(lake, result, run, {c: getattr(run, c) - before[c] for c in _COUNTERS}, versions)
+
+
+def _commit_staged(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> dict[str, Any] | None:
+    """Commit the files a task wrote, when its decisions stand (no game id or reject key stored); else ``None``."""
+    staged = result.staged
+    if staged is None or index.knows("games", staged.game_ids) or index.knows("rejects", staged.reject_ids):
+        return None
+    versions = {name: lake.add_files(name, *file) for name, file in staged.files.items()}
+    for name, rows in staged.index_rows.items():
+        index.learn(name, rows)
+    for c, n in staged.counters.items():
+        setattr(run, c, getattr(run, c) + n)
+    return _mark(lake, result, run, staged.counters, versions)
+
+
+def _mark(
+    lake: Lake, result: PartResult, run: RunSummary, counters: dict[str, int], versions: dict[str, int]
+) -> dict[str, Any]:
+    """Append the partition's ``partitions`` row: the partition is committed.  Returns the row."""
     row: dict[str, Any] = {
         "partition_key": result.key,
         "source": result.part.source,
@@ -482,7 +661,7 @@ def _commit(lake: Lake, index: _Index, writer: Writer, result: PartResult) -> di
         "first_line": result.part.first_line,
         "run_id": run.run_id,
         "committed_at": datetime.now(UTC),
-        **{c: getattr(run, c) - before[c] for c in _COUNTERS},
+        **counters,
         "versions": json.dumps(versions),
     }
     lake.append(PARTITIONS, pa.Table.from_pylist([row], schema=_PARTITION_SCHEMA))
