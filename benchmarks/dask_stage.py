@@ -8,9 +8,11 @@ into a fresh Delta Lake by :func:`backalley.lake.ingest`, and the figures are:
 
 * ``games_per_s``: records of the file over the ingest's wall seconds;
 * ``task_ms``: the mean seconds of one partition's task on a worker (read, replay,
-  rows), and ``task_us_per_game``;
+  rows, decisions and Parquet files), ``task_us_per_game``, and ``task_cpu_ms``, the
+  CPU seconds of the task's thread (what the task costs without waiting for a core);
 * ``commit_ms``: the mean seconds the client spends committing one partition
-  (decide with the embedded writer, Arrow tables, Delta appends), and
+  (Delta log entries; the whole decision and appends for a partition decided again),
+  ``commit_cpu_ms`` the client process's CPU meanwhile, and
   ``commit_us_per_game``: the serial part, which bounds the speed however many
   workers there are (``1e6 / commit_us_per_game`` games/s).
 
@@ -64,6 +66,9 @@ def measure(path: Path, workers: int, partition_bytes: int, reps: int) -> dict[s
         "task_us_per_game": round(run.task_seconds / games * 1e6, 1),
         "commit_ms": round(run.commit_seconds / parts * 1e3, 1),
         "commit_us_per_game": round(run.commit_seconds / games * 1e6, 1),
+        "task_cpu_ms": round(run.task_cpu_seconds / parts * 1e3, 1),
+        "commit_cpu_ms": round(run.commit_cpu_seconds / parts * 1e3, 1),
+        "redecided": run.redecided,
     }
 
 
@@ -81,19 +86,22 @@ def line(row: dict[str, Any]) -> str:
         f"dask_{row['workers']:<8} {row['games_per_s']:>10,.0f} games/s  {row['partitions']} partitions: "
         f"task {row['task_ms']:.0f} ms ({row['task_us_per_game']:.0f} µs a game), "
         f"commit {row['commit_ms']:.0f} ms ({row['commit_us_per_game']:.0f} µs a game); "
+        f"CPU: task {row['task_cpu_ms']:.0f} ms, commit {row['commit_cpu_ms']:.0f} ms; "
         f"cluster start {row['cluster_start_s']:.1f} s"
     )
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
     out = [
-        "| Dask workers | games/s | partitions | task per partition (read+replay+rows) | commit per partition |",
+        "| Dask workers | games/s | partitions | task per partition (read, replay, rows, files): wall / CPU "
+        "| commit per partition (client): wall / CPU |",
         "|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
-            f"| {r['workers']} | {r['games_per_s']:,.0f} | {r['partitions']} | {r['task_ms']:,.0f} ms "
-            f"({r['task_us_per_game']:.0f} µs a game) | {r['commit_ms']:,.0f} ms ({r['commit_us_per_game']:.0f} µs a game) |"
+            f"| {r['workers']} | {r['games_per_s']:,.0f} | {r['partitions']} | {r['task_ms']:,.0f} / "
+            f"{r['task_cpu_ms']:,.0f} ms ({r['task_us_per_game']:.0f} µs a game) | {r['commit_ms']:,.0f} / "
+            f"{r['commit_cpu_ms']:,.0f} ms ({r['commit_us_per_game']:.0f} µs a game) |"
         )
     return "\n".join(out)
 

@@ -27,6 +27,7 @@ to a lake at a time.  See docs/scale-out.md.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -103,8 +104,9 @@ class PartResult:
     key: str
     chunks: list[Chunk] = field(default_factory=list)
     records: int = 0
-    #: Seconds the task took (read, replay and rows).
+    #: Seconds the task took (read, replay and rows), and the CPU seconds of its thread.
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     #: Its key was committed already: nothing was replayed.
     skipped: bool = False
     #: The rows as the writer decides them for this partition alone, written by the task as
@@ -199,16 +201,18 @@ def build_partition(
     their tables as Parquet files under the lake (:func:`stage`); it returns those files
     instead of the row data.
     """
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.thread_time()
     items, sha = _read(part)
-    key = partition_key(part, sha)
-    if key in committed:
-        return PartResult(part, key, records=len(items), skipped=True, seconds=time.perf_counter() - t0)
-    chunks = list(built_chunks(items, 1, CHUNK, None, max_record_bytes))
-    if stage_to is None:
-        return PartResult(part, key, chunks, len(items), time.perf_counter() - t0)
-    staged = stage(chunks, key, stage_to)
-    return PartResult(part, key, [], len(items), time.perf_counter() - t0, staged=staged)
+    result = PartResult(part, partition_key(part, sha), records=len(items))
+    if result.key in committed:
+        result.skipped = True
+    else:
+        result.chunks = list(built_chunks(items, 1, CHUNK, None, max_record_bytes))
+        if stage_to is not None:
+            result.staged = stage(result.chunks, result.key, stage_to)
+            result.chunks = []
+    result.seconds, result.cpu_seconds = time.perf_counter() - t0, time.thread_time() - cpu0
+    return result
 
 
 @dataclass(frozen=True)
@@ -540,9 +544,12 @@ class LakeRun:
     summary: RunSummary
     partitions: int = 0
     skipped: int = 0
-    #: Seconds summed over the tasks (read, replay and rows) and spent committing (decide, tables, Delta).
+    #: Seconds summed over the tasks (read, replay, rows and, staged, their files), and their CPU seconds.
     task_seconds: float = 0.0
+    task_cpu_seconds: float = 0.0
+    #: Seconds the client spent committing (and its process's CPU seconds meanwhile).
     commit_seconds: float = 0.0
+    commit_cpu_seconds: float = 0.0
     restored: list[str] = field(default_factory=list)
     #: Partitions whose staged files could not be committed (a game id or reject key was stored
     #: already): built again and decided here.
@@ -577,32 +584,18 @@ def ingest(
     writer = Writer(index, run.summary, replace=False)
     writer.begin(list(paths), max(1, len(client.scheduler_info().get("workers", {}))))
     try:
-        by_source: dict[str, set[str]] = {}
-        for key, row in done.items():
-            by_source.setdefault(row["source"], set()).add(key)
-        committed = {source: frozenset(keys) for source, keys in by_source.items()}
         stage_to = StageTo(lake.uri, run.summary.run_id) if stage_files else None
-        for result in _results(client, parts, committed, max_record_bytes, stage_to):
+        for result in _results(client, parts, _by_source(done), max_record_bytes, stage_to):
             run.task_seconds += result.seconds
-            t = time.perf_counter()
-            if result.key in done:
-                _count_again(run.summary, done[result.key])
-                run.skipped += 1
-                run.commit_seconds += time.perf_counter() - t
-                continue
-            staged = _commit_staged(lake, index, run.summary, result)
-            if staged is None:  # decided again here, against the lake
-                run.redecided += 1
-                if result.staged is not None:
-                    task = globals()["build_partition"]
-                    again = client.submit(task, result.part, frozenset(), max_record_bytes, pure=False, retries=RETRIES)
-                    result = again.result()
-                staged = _commit(lake, index, run.summary, result)
-            done[result.key] = staged
+            run.task_cpu_seconds += result.cpu_seconds
+            t, cpu = time.perf_counter(), time.process_time()
+            _take(client, lake, index, run, done, result, max_record_bytes)
             run.commit_seconds += time.perf_counter() - t
+            run.commit_cpu_seconds += time.process_time() - cpu
         writer.finish()
     except BaseException:
         writer.abort()
+        writer.committed = dataclasses.replace(run.summary)  # the failed run's row counts what was committed
         writer.end("failed")
         with contextlib.suppress(Exception):
             lake.append(RUNS, _run_row(index, run.summary))
@@ -613,6 +606,40 @@ def ingest(
     lake.append(RUNS, _run_row(index, run.summary))
     index.close()
     return run
+
+
+def _by_source(done: dict[str, dict[str, Any]]) -> dict[str, frozenset[str]]:
+    """The committed partitions' keys by source (a task is sent only those of its own source)."""
+    keys: dict[str, set[str]] = {}
+    for key, row in done.items():
+        keys.setdefault(row["source"], set()).add(key)
+    return {source: frozenset(k) for source, k in keys.items()}
+
+
+def _take(
+    client: Any,
+    lake: Lake,
+    index: _Index,
+    run: LakeRun,
+    done: dict[str, dict[str, Any]],
+    result: PartResult,
+    max_record_bytes: int,
+) -> None:
+    """Commit one task's result: skip a committed partition, commit its files, or decide it again here."""
+    if result.key in done:
+        _count_again(run.summary, done[result.key])
+        run.skipped += 1
+        return
+    row = _commit_staged(lake, index, run.summary, result)
+    if row is None:
+        run.redecided += result.staged is not None
+        if result.staged is not None:  # built again, with its row data this time
+            task = globals()["build_partition"]
+            result = client.submit(
+                task, result.part, frozenset(), max_record_bytes, pure=False, retries=RETRIES
+            ).result()
+        row = _commit(lake, index, run.summary, result)
+    done[result.key] = row
 
 
 def _commit(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> dict[str, Any]:
