@@ -37,7 +37,7 @@ def measure(path: Path, workers: int, partition_bytes: int, reps: int) -> dict[s
     from backalley import lake
 
     t0 = time.perf_counter()
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
     startup = time.perf_counter() - t0
     runs = []
     try:

@@ -42,7 +42,7 @@ RUN_COLUMNS = {"run_id", "ingested_at", "rejected_at", "started_at", "finished_a
 def client() -> Iterator[Any]:
     """Two in-process workers on a scheduler reachable over TCP (the CLI test connects to it)."""
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=":0"
     )
     with distributed.Client(cluster) as c:
         yield c
@@ -303,9 +303,19 @@ def test_cli_ingest_attach_query(client: Any, inputs: list[str], tmp_path: Path)
     result = runner.invoke(app, ["query", "--db", str(db), "SELECT count(*) AS n FROM games", "--format", "json"])
     assert result.exit_code == 0, result.output
     assert str(summary["inserted"]) in result.stdout
+    result = runner.invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "reports")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "reports" / "index.html").is_file()
     # The query connection may read the lake's folder, nothing else.
     result = runner.invoke(app, ["query", "--db", str(db), "SELECT * FROM read_csv('/etc/hostname')"])
     assert result.exit_code == 2 and "disabled" in result.output
+
+
+def test_cli_help_names_the_cluster_options() -> None:
+    result = runner.invoke(app, ["ingest", "--help"])
+    assert "--cluster" in result.stdout and "--lake" in result.stdout
+    result = runner.invoke(app, ["attach", "--help"])
+    assert result.exit_code == 0 and "--db" in result.stdout
 
 
 def free_port() -> int:

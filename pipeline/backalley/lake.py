@@ -484,8 +484,9 @@ def connect(spec: str, *, processes: bool = True) -> Iterator[Any]:
     m = _LOCAL.match(spec)
     if m is not None:
         n = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
+        # The scheduler's HTTP server always starts: on a free port, not on 8787 (maybe taken).
         cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=None
+            n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0"
         )
         try:
             with distributed.Client(cluster) as client:
