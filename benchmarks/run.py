@@ -25,6 +25,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
    (user + system of the process tree) are kept: on a shared machine the CPU ratio is
    the steadier one.  The load average is recorded with the figures.
 
+7. ``dask``: ``benchmarks/dask_stage.py``: the scale-out ingest into a Delta Lake with 1 and
+   2 local Dask workers: games/s, and per partition the task's and the client's commit cost.
+
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
 once per process) and summed PSS (each page counted once).  Results go to the terminal and to
@@ -47,6 +50,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from dask_stage import dask_stage
+from dask_stage import markdown as dask_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -248,6 +254,8 @@ def main() -> None:
 
     grown = {} if "growth" in skip else growth_stage(args, work, cpus)
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
+    # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
+    dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
@@ -260,6 +268,7 @@ def main() -> None:
         "growth": grown,
         "analyze": analyze,
         "rulesets": per_ruleset,
+        "dask": dask,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
@@ -270,6 +279,9 @@ def main() -> None:
     if per_ruleset:
         print()
         print(rulesets_table(per_ruleset, out["load_average"]))
+    if dask:
+        print()
+        print(dask_markdown(dask))
     if args.readme:
         readme = ROOT / "README.md"
         text = readme.read_text(encoding="utf-8")
@@ -281,6 +293,8 @@ def main() -> None:
             print("README.md updated")
 
 
+#: Byte range of one Dask task in the ``dask`` stage (about 350 games).
+DASK_PARTITION_BYTES = 8 * 1024 * 1024
 #: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
 MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
 #: The rulesets stage: every ruleset, and the two that take options with all four of them.

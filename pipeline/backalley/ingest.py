@@ -731,6 +731,9 @@ class _Writer:
         return out
 
 
+#: The writer, for an ingest that stores elsewhere than one DuckDB file (:mod:`backalley.lake`).
+Writer = _Writer
+
 REJECT_TYPES: dict[str, Any] = {
     "reject_id": _STR,
     "run_id": _I32,
@@ -841,6 +844,7 @@ __all__ = [
     "Fate",
     "RunSummary",
     "Session",
+    "Writer",
     "built_chunks",
     "check_memory_limit",
     "ingest",

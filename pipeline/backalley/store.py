@@ -930,6 +930,28 @@ def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         )
 
 
+#: ``meta`` key naming a folder of Parquet files the views read (a lake attached by
+#: ``backalley attach``): reading it stays allowed when all other file access is not.
+LAKE_KEY = "lake"
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """No file access but to an attached lake's folder (``meta`` key :data:`LAKE_KEY`); the settings locked."""
+    try:
+        dirs = [str(r[0]) for r in con.execute("SELECT value FROM meta WHERE key = ?", [LAKE_KEY]).fetchall()]
+    except duckdb.Error:  # not a backalley database: check_readable says so
+        dirs = []
+    if dirs:
+        con.execute("SET allowed_directories = ?", [dirs])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view of the schema over the tables (or views standing for them) in ``con``."""
+    _create_views(con)
+
+
 class Store:
     """One open database (see the module docstring)."""
 
@@ -979,10 +1001,10 @@ class Store:
         config: dict[str, Any] = {}
         if memory_limit is not None:
             config["memory_limit"] = memory_limit
-        if not external_access:
-            config |= {"enable_external_access": False, "lock_configuration": True}
         con = _connect(p, read_only=True, config=config)
         try:
+            if not external_access:
+                _lock_down(con)
             check_readable(con, p)
         except BaseException:
             con.close()
