@@ -6,6 +6,7 @@ same inputs: every table and view is compared, sorted, without the run ids and t
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -28,7 +29,9 @@ from backalley.cli import app  # noqa: E402
 from backalley.ingest import RunSummary, ingest  # noqa: E402
 from backalley.simulate import simulate_games  # noqa: E402
 from backalley.sources import InputFile, expand, range_items, read_file  # noqa: E402
+from backalley.store import Store  # noqa: E402
 from tests.test_store import make_inputs  # noqa: E402
+from tests.test_store_narrow import odd_inputs  # noqa: E402
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +89,16 @@ def counters(run: RunSummary) -> dict[str, int]:
     return {k: getattr(run, k) for k in keep}
 
 
+#: The lake's game keys are not the embedded store's (see ``lake.GAME_KEY``): a base table's
+#: rows are compared with the game id their key names instead.
+KEY_AS_ID = "(SELECT k.game_id FROM g_games AS k WHERE k.game_key = t.game_key) AS game_key"
+
+
 def contents(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table and view of a store, sorted, without the run columns (and the lake's meta key)."""
+    """Every table and view of a store, sorted, without the run columns (and the lake's meta key).
+
+    The base tables' game keys are replaced by the game ids they name.
+    """
     con = duckdb.connect(str(db), read_only=True)
     try:
         names = [
@@ -106,9 +117,10 @@ def contents(db: Path) -> dict[str, list[tuple[Any, ...]]]:
                     [name],
                 ).fetchall()
             ]
-            kept = ", ".join(f'"{c}"' for c in cols if c not in RUN_COLUMNS)
+            kept = ", ".join(KEY_AS_ID if c == "game_key" else f'"{c}"' for c in cols if c not in RUN_COLUMNS)
             where = " WHERE key <> 'lake'" if name == "meta" else ""
-            out[name] = [tuple(cols), *con.execute(f'SELECT {kept} FROM "{name}"{where} ORDER BY ALL').fetchall()]
+            sql = f'SELECT {kept} FROM "{name}" AS t{where} ORDER BY ALL'
+            out[name] = [tuple(cols), *con.execute(sql).fetchall()]
         return out
     finally:
         con.close()
@@ -133,7 +145,7 @@ def test_lake_equals_embedded_store(client: Any, inputs: list[str], tmp_path: Pa
     files = len(lake.plan(expand(inputs), PART))
     assert run.partitions == files and files > 12  # the generated files were cut into byte ranges
     views = lake.attach(str(tmp_path / "lake"), tmp_path / "l.duckdb")
-    assert {"games", "plays", "rejects", "ingest_runs"} <= set(views)
+    assert {"g_games", "g_tricks", "rejects", "ingest_runs"} <= set(views)  # the base tables the lake holds
     assert_same(tmp_path / "l.duckdb", tmp_path / "e.duckdb")
 
 
@@ -309,6 +321,42 @@ def test_cli_ingest_attach_query(client: Any, inputs: list[str], tmp_path: Path)
     # The query connection may read the lake's folder, nothing else.
     result = runner.invoke(app, ["query", "--db", str(db), "SELECT * FROM read_csv('/etc/hostname')"])
     assert result.exit_code == 2 and "disabled" in result.output
+
+
+def test_raw_text_and_bytes_of_an_attached_lake(client: Any, tmp_path: Path) -> None:
+    """``games.raw`` (the ``backalley_raw`` macro) and ``backalley raw`` read the lake's compressed text."""
+    want = odd_inputs(tmp_path / "in")  # a BOM, CRLF, non-ASCII text
+    assert in_lake([str(tmp_path / "in")], tmp_path / "lake", client).summary.inserted == 2
+    db = tmp_path / "l.duckdb"
+    lake.attach(str(tmp_path / "lake"), db)
+    for gid, data in want.items():
+        result = runner.invoke(app, ["raw", gid, "--db", str(db)])
+        assert result.exit_code == 0, result.output
+        assert result.stdout_bytes == data
+        with Store.open_readonly(db) as s:  # the read-only connection may read the lake's folder only
+            rows = s.con.execute("SELECT content_hash, raw FROM games WHERE game_id = ?", [gid]).fetchall()
+        assert rows == [(hashlib.sha256(data).hexdigest(), data.decode("utf-8"))]
+    missing = runner.invoke(app, ["raw", "no-such-game", "--db", str(db)])
+    assert missing.exit_code == 2 and "no stored game has game_id 'no-such-game'" in missing.output
+
+
+def test_game_keys_are_unique_across_partitions_and_runs(client: Any, inputs: list[str], tmp_path: Path) -> None:
+    """Each partition's games get keys of their own: the partition's number in the high bits."""
+    in_lake(inputs[:2], tmp_path / "lake", client)
+    in_lake(inputs, tmp_path / "lake", client)  # a second run adds the generated files' partitions
+    db = tmp_path / "l.duckdb"
+    lake.attach(str(tmp_path / "lake"), db)
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        games, keys, parts = con.execute(
+            "SELECT count(*), count(DISTINCT game_key), count(DISTINCT game_key >> 32) FROM g_games"
+        ).fetchall()[0]
+        orphans = con.execute(
+            "SELECT count(*) FROM g_deals d ANTI JOIN g_games g ON g.game_key = d.game_key"
+        ).fetchall()[0][0]
+    finally:
+        con.close()
+    assert games == keys and games > 40 and parts > 3 and orphans == 0
 
 
 def test_cli_help_names_the_cluster_options() -> None:

@@ -10,9 +10,10 @@ results **in input order** and, for each partition, serially:
    (:class:`backalley.ingest.Writer`) against an in-memory index of what the lake
    holds (game ids, content hashes, reject keys), so duplicates and conflicts are
    decided exactly as ``backalley ingest --db`` decides them;
-2. appends the Arrow tables the writer produced (:func:`backalley.tables.game_tables`
-   and the rejects) to the Delta table of the same name under the lake, one
-   Delta commit per table;
+2. appends the Arrow tables the writer produced (the store's base tables ``g_games``,
+   ``g_deals``, … of :func:`backalley.tables.game_tables`, and ``rejects``) to the
+   Delta table of the same name under the lake, one Delta commit per table; the
+   games' keys are the lake's own (:data:`GAME_KEY`);
 3. appends the partition's row to the Delta table ``partitions``: the partition
    is committed when, and only when, that row is.
 
@@ -21,7 +22,9 @@ retried task) whose key is in ``partitions`` is not committed again.  A run
 killed between steps 2 and 3 left table versions that no ``partitions`` row
 names; the next run restores those tables to the versions the last committed
 partition recorded (:meth:`Lake.recover`) before it starts.  One ingest writes
-to a lake at a time.  See docs/scale-out.md.
+to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
+views over the lake's files, and whose user-facing views (``games``, ``plays``,
+…) are the store's own (:func:`backalley.store.create_views`).  See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from backalley.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
 from backalley.sources import InputFile, Item, expand, range_items, read_file
@@ -55,8 +59,21 @@ PARTITION_BYTES = 32 * 1024 * 1024
 PARTITIONS = "partitions"
 RUNS = "ingest_runs"
 #: What the writer looks up in the store to decide a record's fate (ingest.Writer: the stored
-#: games by game_id and content hash, the rejects by key): the index holds only these columns.
-INDEX_COLUMNS = {"games": ("game_id", "content_hash", "source", "line", "valid"), "rejects": ("reject_id",)}
+#: games by game_id and content hash, their source, line and validity, the largest game key;
+#: the rejects by key): the index holds only these columns of these base tables.  The first
+#: column of each is the key :meth:`_Index.knows` looks for.
+INDEX_COLUMNS = {
+    "g_games": ("game_id", "content_hash", "source", "line", "valid", "game_key"),
+    "rejects": ("reject_id",),
+}
+#: The integer game key of the base tables (``game_key``).  In the lake it is 64 bits wide:
+#: the partition's number (given by the client, :func:`ingest`) in the high 32 bits, the game's
+#: number within its partition (1, 2, … as the writer gives them) in the low 32 bits; so a task
+#: can write its files before it is known which partitions commit, and the keys stay unique
+#: across the whole lake, for any reader of the Delta tables.
+GAME_KEY = "game_key"
+GAME_KEY_TYPE = "BIGINT"
+KEY_BITS = 32
 #: Tasks in flight per worker: results wait on the workers until the client commits them in order.
 IN_FLIGHT = 2
 #: Failed attempts of a task before the ingest gives up (a killed worker's tasks are rerun by Dask).
@@ -94,6 +111,13 @@ class Partition:
     end: int | None = None
     #: Line number of the first line at ``start``.
     first_line: int = 1
+    #: The partition's number in this run (:func:`ingest`): the high bits of its games' keys.
+    number: int = 0
+
+    @property
+    def key_base(self) -> int:
+        """What is added to the writer's game keys (1, 2, …) to make them the lake's (:data:`GAME_KEY`)."""
+        return self.number << KEY_BITS
 
 
 @dataclass
@@ -209,7 +233,7 @@ def build_partition(
     else:
         result.chunks = list(built_chunks(items, 1, CHUNK, None, max_record_bytes))
         if stage_to is not None:
-            result.staged = stage(result.chunks, result.key, stage_to)
+            result.staged = stage(result.chunks, part, result.key, stage_to)
             result.chunks = []
     result.seconds, result.cpu_seconds = time.perf_counter() - t0, time.thread_time() - cpu0
     return result
@@ -223,7 +247,7 @@ class StageTo:
     run_id: int
 
 
-def stage(chunks: list[Chunk], key: str, to: StageTo) -> Staged:
+def stage(chunks: list[Chunk], part: Partition, key: str, to: StageTo) -> Staged:
     """Decide a partition's records with the embedded writer as if nothing were stored, and write its tables.
 
     The client commits these files as they are when none of the partition's game ids
@@ -233,7 +257,7 @@ def stage(chunks: list[Chunk], key: str, to: StageTo) -> Staged:
     index = _Index.empty()
     try:
         run = RunSummary()
-        writer = Writer(index, run, replace=False)
+        writer = index.writer(run, part)
         writer.begin([], 1)
         run.run_id = to.run_id
         for chunk in chunks:
@@ -395,11 +419,15 @@ class Lake:
 class _Index(Store):
     """An in-memory store the writer decides against; the tables it writes are kept for the lake.
 
-    ``games`` and ``rejects`` hold only :data:`INDEX_COLUMNS` (what the writer looks up), so
-    the index costs a few hundred bytes a game, not the game's rows.
+    The base tables of :data:`INDEX_COLUMNS` hold only those columns (what the writer looks
+    up), so the index costs a few hundred bytes a game, not the game's rows.  Every table
+    the writer inserts is kept whole (:meth:`take`), its game keys made the lake's
+    (:attr:`key_base` added, see :data:`GAME_KEY`).
     """
 
     captured: dict[str, list[pa.Table]]
+    #: Added to the game keys of what the writer inserts: the partition's (:attr:`Partition.key_base`).
+    key_base: int
 
     @classmethod
     def empty(cls) -> _Index:
@@ -407,9 +435,12 @@ class _Index(Store):
         index = cls.open(":memory:")
         assert isinstance(index, _Index)
         index.captured = {}
+        index.key_base = 0
         con = index.con
         for name, columns in INDEX_COLUMNS.items():
-            cols = ", ".join(_quote(c) for c in columns)
+            cols = ", ".join(
+                f"CAST({_quote(c)} AS {GAME_KEY_TYPE}) AS {_quote(c)}" if c == GAME_KEY else _quote(c) for c in columns
+            )
             con.execute(f"CREATE TABLE _index AS SELECT {cols} FROM {_quote(name)} WHERE false")
             con.execute(f"DROP TABLE {_quote(name)}")
             con.execute(f"ALTER TABLE _index RENAME TO {_quote(name)}")
@@ -428,13 +459,34 @@ class _Index(Store):
             Store.insert_batch(index, RUNS, runs)
         return index
 
+    def writer(self, run: RunSummary, part: Partition) -> Writer:
+        """The embedded writer, deciding against this index, giving the games of ``part`` their keys."""
+        writer = Writer(self, run, replace=False)
+        writer.next_key = 1  # the game's number within its partition: the key's low bits
+        self.key_base = part.key_base
+        return writer
+
+    def first_number(self) -> int:
+        """The first partition number no committed game's key holds (see :data:`GAME_KEY`)."""
+        sql = f"SELECT coalesce(max({GAME_KEY}), 0) >> {KEY_BITS} FROM g_games"
+        return int(self.con.execute(sql).fetchall()[0][0]) + 1
+
     def insert_batch(self, table: str, data: Any) -> int:
-        """Keep the rows for the lake; index what the writer looks up."""
+        """Keep the rows for the lake, with the lake's game keys; index what the writer looks up."""
+        data = self._rekeyed(data)
         self.captured.setdefault(table, []).append(data)
         columns = INDEX_COLUMNS.get(table)
         if columns is not None:
             super().insert_batch(table, data.select(list(columns)))
         return int(data.num_rows)
+
+    def _rekeyed(self, data: pa.Table) -> pa.Table:
+        """``data`` with :attr:`key_base` added to its game keys (64-bit), if it has any."""
+        k = data.schema.get_field_index(GAME_KEY)
+        if k < 0:
+            return data
+        keys = pc.add(data.column(k).cast(pa.int64()), pa.scalar(self.key_base, pa.int64()))
+        return data.set_column(k, GAME_KEY, keys)
 
     def learn(self, name: str, rows: pa.Table) -> None:
         """Index rows stored without the writer (:data:`INDEX_COLUMNS` of them)."""
@@ -581,6 +633,8 @@ def ingest(
     restored = lake.recover()
     done = {row["partition_key"]: row for row in lake.partitions()}
     index = _Index.for_lake(lake)
+    first = index.first_number()
+    parts = [dataclasses.replace(p, number=first + k) for k, p in enumerate(parts)]
     run = LakeRun(RunSummary(db=lake.uri, files=len({p.source for p in parts})), len(parts), restored=restored)
     writer = Writer(index, run.summary, replace=False)
     writer.begin(list(paths), max(1, len(client.scheduler_info().get("workers", {}))))
@@ -649,7 +703,7 @@ def _commit(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> d
     A writer of its own reads the index as it is now (what earlier partitions committed included).
     """
     before = {c: getattr(run, c) for c in _COUNTERS}
-    writer = Writer(index, run, replace=False)
+    writer = index.writer(run, result.part)
     try:
         for chunk in result.chunks:
             writer.write(chunk)
@@ -667,7 +721,7 @@ def _commit(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> d
 def _commit_staged(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> dict[str, Any] | None:
     """Commit the files a task wrote, when its decisions stand (no game id or reject key stored); else ``None``."""
     staged = result.staged
-    if staged is None or index.knows("games", staged.game_ids) or index.knows("rejects", staged.reject_ids):
+    if staged is None or index.knows("g_games", staged.game_ids) or index.knows("rejects", staged.reject_ids):
         return None
     versions = {name: lake.add_files(name, *file) for name, file in staged.files.items()}
     for name, rows in staged.index_rows.items():
@@ -730,9 +784,13 @@ def _run_row(index: _Index, run: RunSummary) -> pa.Table:
 
 
 def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None = None) -> dict[str, int]:
-    """Make ``db`` a store whose tables are views over the lake's current files; returns each view's file count.
+    """Make ``db`` a store whose base tables are views over the lake's current files; returns each one's file count.
 
-    Run it again after an ingest: a Delta table's files change with every commit.
+    The lake's tables (``g_games``, ``g_deals``, …, ``rejects``, ``ingest_runs``) become
+    views with the store's columns and types (the game key 64-bit, :data:`GAME_KEY`), and the
+    store's views over them (``games``, ``plays``, ``player_summary``, …) are created again
+    by the store's one view DDL.  Run it again after an ingest: a Delta table's files change
+    with every commit.
     """
     lake = Lake(lake_uri, storage_options)
     names = lake.table_names()
@@ -778,7 +836,8 @@ def _view(store: Store, name: str, files: list[str]) -> None:
     columns = _columns(store, name)
     sources = "read_parquet(?, union_by_name = true)"
     have = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {sources}", [files]).fetchall()}
-    select = ", ".join(f"CAST({_quote(c) if c in have else 'NULL'} AS {t}) AS {_quote(c)}" for c, t in columns)
+    types = {c: GAME_KEY_TYPE if c == GAME_KEY else t for c, t in columns}
+    select = ", ".join(f"CAST({_quote(c) if c in have else 'NULL'} AS {t}) AS {_quote(c)}" for c, t in types.items())
     listed = "[" + ", ".join(_literal(f) for f in files) + "]"
     kind = con.execute(
         "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main'"
