@@ -467,6 +467,47 @@ SELECT g.game_id, s.deal, {_name(side, "s.side")} AS side,
     s.contract, s.multiplier, s.board_level, s.tricks, s.points, s.made, s.recorded_tricks, s.recorded_points
 FROM {{g_deal_sides}} s
 JOIN {{g_games}} g ON g.game_key = s.game_key""",
+        "player_deals": f"""
+SELECT
+    g.game_id,
+    g.event,
+    g.played_at,
+    d.deal AS deal_index,
+    d.number AS deal_number,
+    d.hand_size,
+    {_name(suit, "d.trump")} AS trump_suit,
+    d.trump = {NO_TRUMP} AS no_trump,
+    {_player("b.seat")} AS player,
+    {_name(seat, "b.seat")} AS seat,
+    CASE WHEN b.side = b.seat + 2 THEN NULL ELSE {_player("(b.seat + 2) % 4")} END AS partner,
+    {_name(side, "b.side")} AS team,
+    CAST(b.position AS INTEGER) AS bid_position,
+    {_name(BID_KINDS, "b.kind")} AS bid_kind,
+    TRY_CAST(b.value AS INTEGER) AS bid_value,
+    b.board_level,
+    CASE b.seat WHEN 0 THEN d.won_n WHEN 1 THEN d.won_e WHEN 2 THEN d.won_s ELSE d.won_w END AS tricks_won,
+    {_name(kind, "t.contract_kind")} AS team_contract_kind,
+    TRY_CAST(CASE WHEN t.contract_kind = 0 THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
+    t.board_level AS team_board_level,
+    t.tricks AS team_tricks,
+    TRY_CAST(t.points AS INTEGER) AS team_points,
+    t.made AS team_made,
+    {_name(kind, "o.contract_kind")} AS opp_contract_kind,
+    o.board_level AS opp_board_level,
+    o.made AS opp_made,
+    g.ruleset,
+    g.options,
+    b.multiplier AS bid_multiplier,
+    t.multiplier AS team_multiplier,
+    d.opening_leader = b.seat AS leads_first,
+    b.rainbow
+FROM {{g_bids}} b
+JOIN {{g_deals}} d ON d.game_key = b.game_key AND d.deal = b.deal
+JOIN {{g_games}} g ON g.game_key = b.game_key
+JOIN {{g_deal_sides}} t ON t.game_key = b.game_key AND t.deal = b.deal AND t.side = b.side
+LEFT JOIN {{g_deal_sides}} o ON o.game_key = b.game_key AND o.deal = b.deal
+    AND o.side = CASE b.side WHEN 0 THEN 1 WHEN 1 THEN 0 END
+WHERE g.valid AND NOT d.pass_out""",
     }
 
 
@@ -493,50 +534,6 @@ DD_TABLES = ("dd_deals", "dd_plays")
 #: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
 #: ``player_summary`` has one row per player, ruleset and options.
 _PLAYER_VIEW_SQL: dict[str, str] = {
-    "player_deals": """
-SELECT
-    g.game_id,
-    g.event,
-    g.played_at,
-    d.deal AS deal_index,
-    d.number AS deal_number,
-    d.hand_size,
-    d.trump_suit,
-    d.no_trump,
-    b.player,
-    b.seat,
-    CASE WHEN b.side = b.seat THEN NULL
-         ELSE CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
-                          WHEN 'S' THEN g.player_n ELSE g.player_e END END AS partner,
-    b.side AS team,
-    b.position AS bid_position,
-    b.kind AS bid_kind,
-    TRY_CAST(b.value AS INTEGER) AS bid_value,
-    b.board_level,
-    CASE b.seat WHEN 'N' THEN d.won_n WHEN 'E' THEN d.won_e
-                WHEN 'S' THEN d.won_s ELSE d.won_w END AS tricks_won,
-    t.contract_kind AS team_contract_kind,
-    TRY_CAST(CASE WHEN t.contract_kind = 'board' THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
-    t.board_level AS team_board_level,
-    t.tricks AS team_tricks,
-    TRY_CAST(t.points AS INTEGER) AS team_points,
-    t.made AS team_made,
-    o.contract_kind AS opp_contract_kind,
-    o.board_level AS opp_board_level,
-    o.made AS opp_made,
-    g.ruleset,
-    g.options,
-    b.multiplier AS bid_multiplier,
-    t.multiplier AS team_multiplier,
-    d.opening_leader = b.seat AS leads_first,
-    b.rainbow
-FROM bids b
-JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
-JOIN {g_games} g ON g.game_id = b.game_id
-JOIN deal_sides t ON t.game_id = b.game_id AND t.deal = b.deal AND t.side = b.side
-LEFT JOIN deal_sides o ON o.game_id = b.game_id AND o.deal = b.deal
-    AND o.side = CASE b.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END
-WHERE g.valid AND NOT d.pass_out""",
     "player_games": """
 WITH seats AS (
     SELECT game_id, 'N' AS seat, player_n AS player, player_s AS partner, 'NS' AS team FROM {g_games} WHERE valid
