@@ -72,6 +72,7 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
         before = contents(con, NAMES)
     assert len(before["games"][1]) == 118 and len(before["dd_deals"][1]) == 154
 
+    monkeypatch.setattr(store_mod, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
     with Store.open(db) as s:
         assert s.schema_version() == store_mod.SCHEMA_VERSION == 5
         kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())

@@ -467,6 +467,47 @@ SELECT g.game_id, s.deal, {_name(side, "s.side")} AS side,
     s.contract, s.multiplier, s.board_level, s.tricks, s.points, s.made, s.recorded_tricks, s.recorded_points
 FROM {{g_deal_sides}} s
 JOIN {{g_games}} g ON g.game_key = s.game_key""",
+        "player_deals": f"""
+SELECT
+    g.game_id,
+    g.event,
+    g.played_at,
+    d.deal AS deal_index,
+    d.number AS deal_number,
+    d.hand_size,
+    {_name(suit, "d.trump")} AS trump_suit,
+    d.trump = {NO_TRUMP} AS no_trump,
+    {_player("b.seat")} AS player,
+    {_name(seat, "b.seat")} AS seat,
+    CASE WHEN b.side = b.seat + 2 THEN NULL ELSE {_player("(b.seat + 2) % 4")} END AS partner,
+    {_name(side, "b.side")} AS team,
+    CAST(b.position AS INTEGER) AS bid_position,
+    {_name(BID_KINDS, "b.kind")} AS bid_kind,
+    TRY_CAST(b.value AS INTEGER) AS bid_value,
+    b.board_level,
+    CASE b.seat WHEN 0 THEN d.won_n WHEN 1 THEN d.won_e WHEN 2 THEN d.won_s ELSE d.won_w END AS tricks_won,
+    {_name(kind, "t.contract_kind")} AS team_contract_kind,
+    TRY_CAST(CASE WHEN t.contract_kind = 0 THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
+    t.board_level AS team_board_level,
+    t.tricks AS team_tricks,
+    TRY_CAST(t.points AS INTEGER) AS team_points,
+    t.made AS team_made,
+    {_name(kind, "o.contract_kind")} AS opp_contract_kind,
+    o.board_level AS opp_board_level,
+    o.made AS opp_made,
+    g.ruleset,
+    g.options,
+    b.multiplier AS bid_multiplier,
+    t.multiplier AS team_multiplier,
+    d.opening_leader = b.seat AS leads_first,
+    b.rainbow
+FROM {{g_bids}} b
+JOIN {{g_deals}} d ON d.game_key = b.game_key AND d.deal = b.deal
+JOIN {{g_games}} g ON g.game_key = b.game_key
+JOIN {{g_deal_sides}} t ON t.game_key = b.game_key AND t.deal = b.deal AND t.side = b.side
+LEFT JOIN {{g_deal_sides}} o ON o.game_key = b.game_key AND o.deal = b.deal
+    AND o.side = CASE b.side WHEN 0 THEN 1 WHEN 1 THEN 0 END
+WHERE g.valid AND NOT d.pass_out""",
     }
 
 
@@ -493,50 +534,6 @@ DD_TABLES = ("dd_deals", "dd_plays")
 #: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
 #: ``player_summary`` has one row per player, ruleset and options.
 _PLAYER_VIEW_SQL: dict[str, str] = {
-    "player_deals": """
-SELECT
-    g.game_id,
-    g.event,
-    g.played_at,
-    d.deal AS deal_index,
-    d.number AS deal_number,
-    d.hand_size,
-    d.trump_suit,
-    d.no_trump,
-    b.player,
-    b.seat,
-    CASE WHEN b.side = b.seat THEN NULL
-         ELSE CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
-                          WHEN 'S' THEN g.player_n ELSE g.player_e END END AS partner,
-    b.side AS team,
-    b.position AS bid_position,
-    b.kind AS bid_kind,
-    TRY_CAST(b.value AS INTEGER) AS bid_value,
-    b.board_level,
-    CASE b.seat WHEN 'N' THEN d.won_n WHEN 'E' THEN d.won_e
-                WHEN 'S' THEN d.won_s ELSE d.won_w END AS tricks_won,
-    t.contract_kind AS team_contract_kind,
-    TRY_CAST(CASE WHEN t.contract_kind = 'board' THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
-    t.board_level AS team_board_level,
-    t.tricks AS team_tricks,
-    TRY_CAST(t.points AS INTEGER) AS team_points,
-    t.made AS team_made,
-    o.contract_kind AS opp_contract_kind,
-    o.board_level AS opp_board_level,
-    o.made AS opp_made,
-    g.ruleset,
-    g.options,
-    b.multiplier AS bid_multiplier,
-    t.multiplier AS team_multiplier,
-    d.opening_leader = b.seat AS leads_first,
-    b.rainbow
-FROM bids b
-JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
-JOIN {g_games} g ON g.game_id = b.game_id
-JOIN deal_sides t ON t.game_id = b.game_id AND t.deal = b.deal AND t.side = b.side
-LEFT JOIN deal_sides o ON o.game_id = b.game_id AND o.deal = b.deal
-    AND o.side = CASE b.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END
-WHERE g.valid AND NOT d.pass_out""",
     "player_games": """
 WITH seats AS (
     SELECT game_id, 'N' AS seat, player_n AS player, player_s AS partner, 'NS' AS team FROM {g_games} WHERE valid
@@ -726,49 +723,56 @@ def _plays_pivot() -> str:
     return (
         "SELECT game_id, deal, trick, "
         "CAST(sum(CASE WHEN is_trump THEN 1 << (position - 1) ELSE 0 END) AS TINYINT) AS trumps, "
-        f"{cards} FROM plays GROUP BY game_id, deal, trick"
+        f"{cards} FROM plays WHERE game_id IN (SELECT game_id FROM g_games WHERE game_key >= $lo AND game_key < $hi) "
+        "GROUP BY game_id, deal, trick"
     )
 
 
-#: Version 4 -> 5, step by step: every version-4 table copied into its narrow table (the game
-#: keys numbered in the order the games were stored, the raw text compressed), then dropped.
-_NARROW_STEPS = (
-    """INSERT INTO g_games
-    SELECT CAST(row_number() OVER (ORDER BY rowid) AS INTEGER), game_id, content_hash, source, line,
+#: Version 4 -> 5: ``games`` copied into ``g_games`` (the key from the row's place in the table,
+#: so in the order the games were stored; the raw text compressed) ...
+_NARROW_GAMES = """INSERT INTO g_games
+    SELECT CAST(rowid + 1 AS INTEGER), game_id, content_hash, source, line,
         run_id, ingested_at, format_version, ruleset, played_at, event, player_n, player_e, player_s,
         player_w, valid, complete, status, schema_ok, dealings, scored_deals, pass_outs, errors,
         warnings, score_ns, score_ew, recorded_score_ns, recorded_score_ew, winner, options,
         backalley_zstd(raw)
-    FROM games ORDER BY rowid""",
+    FROM games"""
+#: ... then every other version-4 table into its narrow table, a batch of games at a time (the
+#: games with keys in ``[$lo, $hi)``: the memory of a step stays that of a batch), and dropped.
+_NARROW_STEPS = (
     f"""INSERT INTO g_deals
     SELECT k.game_key, d.deal, d.number, d.hand_size, {_code(SEAT_CODES, "d.dealer")},
         {_code(CARD_CODES, "d.trump_card")},
         CASE WHEN d.no_trump THEN {NO_TRUMP} ELSE {_suit_code("d.trump_suit")} END,
         {_code(SEAT_CODES, "d.joker_swap_seat")}, {_code(CARD_CODES, "d.joker_swap_drawn")},
         d.pass_out, {_code(SEAT_CODES, "d.opening_leader")}, d.won_n, d.won_e, d.won_s, d.won_w
-    FROM deals d JOIN g_games k ON k.game_id = d.game_id ORDER BY k.game_key, d.rowid""",
+    FROM deals d JOIN g_games k ON k.game_id = d.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
     f"""INSERT INTO g_bids
     SELECT k.game_key, b.deal, b.position, {_code(SEAT_CODES, "b.seat")}, {_code(BID_KINDS, "b.kind")},
         b.value, b.board_level, b.multiplier, {_code(SIDE_NAMES, "b.side")}, b.rainbow
-    FROM bids b JOIN g_games k ON k.game_id = b.game_id ORDER BY k.game_key, b.rowid""",
+    FROM bids b JOIN g_games k ON k.game_id = b.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
     f"""INSERT INTO g_tricks
     SELECT k.game_key, t.deal, t.trick, {_code(SEAT_CODES, "t.leader")}, {_code(SEAT_CODES, "t.winner")},
         {_suit_code("t.led_suit")}, p.trumps, t.trump_broken_before, p.card1, p.card2, p.card3, p.card4
     FROM tricks t
     JOIN g_games k ON k.game_id = t.game_id
     JOIN ({_plays_pivot()}) p ON p.game_id = t.game_id AND p.deal = t.deal AND p.trick = t.trick
-    ORDER BY k.game_key, t.rowid""",
+    WHERE k.game_key >= $lo AND k.game_key < $hi""",
     """INSERT INTO g_violations
     SELECT k.game_key, v.ordinal, v.code, v.severity, v.message, v.path, v.deal, v.trick, v.seat
-    FROM violations v JOIN g_games k ON k.game_id = v.game_id ORDER BY k.game_key, v.rowid""",
+    FROM violations v JOIN g_games k ON k.game_id = v.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
     f"""INSERT INTO g_game_sides
     SELECT k.game_key, {_code(SIDE_NAMES, "s.side")}, s.score, s.recorded_score
-    FROM game_sides s JOIN g_games k ON k.game_id = s.game_id ORDER BY k.game_key, s.rowid""",
+    FROM game_sides s JOIN g_games k ON k.game_id = s.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
     f"""INSERT INTO g_deal_sides
     SELECT k.game_key, s.deal, {_code(SIDE_NAMES, "s.side")}, {_code(CONTRACT_KINDS, "s.contract_kind")},
         s.contract, s.multiplier, s.board_level, s.tricks, s.points, s.made, s.recorded_tricks, s.recorded_points
-    FROM deal_sides s JOIN g_games k ON k.game_id = s.game_id ORDER BY k.game_key, s.rowid""",
+    FROM deal_sides s JOIN g_games k ON k.game_id = s.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
 )
+
+
+#: Games per batch of the 4 -> 5 migration.
+MIGRATION_BATCH = 5_000
 
 
 def _narrow(con: duckdb.DuckDBPyConnection) -> None:
@@ -784,8 +788,11 @@ def _narrow(con: duckdb.DuckDBPyConnection) -> None:
     for t in NARROW_TABLES:
         con.execute(NARROW_DDL[t])
     con.execute(RAW_FALLBACK_DDL)
-    for step in _NARROW_STEPS:
-        con.execute(step)
+    con.execute(_NARROW_GAMES)
+    last = int(con.execute("SELECT coalesce(max(game_key), 0) FROM g_games").fetchall()[0][0])
+    for lo in range(1, last + 1, MIGRATION_BATCH):
+        for step in _NARROW_STEPS:
+            con.execute(step, {"lo": lo, "hi": lo + MIGRATION_BATCH})
     for t in GAME_TABLES:
         con.execute(f"DROP TABLE {t}")
 
