@@ -9,7 +9,7 @@ SEED   ?= 2026
 # Games of each other ruleset in the demo (pereulok, bab-online, standard with two options).
 RULESET_GAMES ?= 40
 
-.PHONY: install demo test lint format bench schema clean
+.PHONY: install demo test lint format bench bench-growth schema clean
 
 # Reinstalling also recompiles the mypyc modules (setup.py) when their sources change.
 $(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py pipeline/backalley/_ddcore.c
@@ -64,6 +64,10 @@ schema: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# A quick look at ingest growth (the growth stage of `make bench`, smaller).
+bench-growth: $(STAMP)
+	$(PY) benchmarks/ingest_growth.py --blocks 3 --block-games 2000
 
 clean:
 	rm -rf $(VENV) build dist pipeline/backalley/*.so pipeline/backalley/_build.py *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players

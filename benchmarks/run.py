@@ -11,9 +11,12 @@ file, each stage in its own process (the median of ``--reps`` runs):
    one worker pinned to one core / all CPUs;
 3. ``ingest_1`` / ``ingest_all``: ``backalley ingest`` into a fresh DuckDB file;
 4. ``report``: ``backalley report`` for the ingested database;
-5. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
+5. ``growth``: ``benchmarks/ingest_growth.py``: ``--growth-blocks`` blocks of ``--growth-games``
+   games (default 10 of 10,000) ingested one after the other into one file, all CPUs: each
+   block's games/s, CPU a game, peak PSS and file size, and the last block against the first;
+6. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
    on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes; and whole games);
-6. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
+7. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
    games of it, then ``parse`` and ``validate --json --workers 1`` pinned to one core,
    interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
    target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side,
@@ -23,6 +26,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
    ``.venv/bin/backalley``) to the same interleaved rounds.  Both wall and CPU seconds
    (user + system of the process tree) are kept: on a shared machine the CPU ratio is
    the steadier one.  The load average is recorded with the figures.
+
+7. ``dask``: ``benchmarks/dask_stage.py``: the scale-out ingest into a Delta Lake with 1 and
+   2 local Dask workers: games/s, and per partition the task's and the client's commit cost.
 
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
@@ -46,6 +52,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from dask_stage import dask_stage
+from dask_stage import markdown as dask_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -187,6 +196,8 @@ def main() -> None:
         help="comma-separated rulesets for the rulesets stage, NAME or NAME+OPTION+... (default: all five)",
     )
     ap.add_argument("--baseline", type=Path, help="another install's backalley command, validated side by side")
+    ap.add_argument("--growth-blocks", type=int, default=10, help="blocks of the growth stage (default 10)")
+    ap.add_argument("--growth-games", type=int, help="games a block of the growth stage (default: --games)")
     args = ap.parse_args()
 
     work: Path = args.work
@@ -243,7 +254,10 @@ def main() -> None:
             flush=True,
         )
 
+    grown = {} if "growth" in skip else growth_stage(args, work, cpus)
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
+    # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
+    dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
@@ -253,8 +267,10 @@ def main() -> None:
         "reps": args.reps,
         "stages": results,
         "ratio_to_parse": ratio,
+        "growth": grown,
         "analyze": analyze,
         "rulesets": per_ruleset,
+        "dask": dask,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
@@ -265,6 +281,9 @@ def main() -> None:
     if per_ruleset:
         print()
         print(rulesets_table(per_ruleset, out["load_average"]))
+    if dask:
+        print()
+        print(dask_markdown(dask))
     if args.readme:
         readme = ROOT / "README.md"
         text = readme.read_text(encoding="utf-8")
@@ -276,6 +295,8 @@ def main() -> None:
             print("README.md updated")
 
 
+#: Byte range of one Dask task in the ``dask`` stage (about 350 games).
+DASK_PARTITION_BYTES = 8 * 1024 * 1024
 #: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
 MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
 #: The rulesets stage: every ruleset, and the two that take options with all four of them.
@@ -398,6 +419,14 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def growth_stage(args: argparse.Namespace, work: Path, cpus: int) -> dict[str, Any]:
+    """The growth stage (issue 13): blocks ingested into one file, each block's games/s (ingest_growth.py)."""
+    from ingest_growth import growth  # benchmarks/ is this script's folder
+
+    print(f"growth: {args.growth_blocks} blocks of {args.growth_games or args.games} games into one file", flush=True)
+    return growth(work, args.growth_blocks, args.growth_games or args.games, cpus, args.seed)
 
 
 def solver_stage(sizes: str) -> list[dict[str, Any]]:

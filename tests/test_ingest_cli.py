@@ -252,10 +252,11 @@ def test_a_database_error_during_ingest_is_one_clear_line_and_exit_2(
 
 
 def test_memory_limit_is_duckdbs_cap_while_ingesting(tmp_path: Path) -> None:
-    """Records far larger than a game need more memory than the default cap; the option
+    """Records far larger than a game need more memory than the default cap (here a 100 kB event:
+    the raw text is stored compressed, the event is not); the option
     reaches DuckDB (a cap too small fails with a hint, a large one succeeds), and a
     size DuckDB cannot read is a usage error before the database is touched."""
-    lines = [json.dumps(dict(json.loads(line), event="E" * 40_000)) for line in game_lines(300, seed=6, deals=2)]
+    lines = [json.dumps(dict(json.loads(line), event="E" * 100_000)) for line in game_lines(300, seed=6, deals=2)]
     f = tmp_path / "big.jsonl"
     f.write_text("\n".join(lines) + "\n", encoding="utf-8")
     path = tmp_path / "s.duckdb"

@@ -41,12 +41,12 @@ VOLATILE = {"run_id", "ingested_at", "rejected_at"}
 
 
 def fail_plays_insert(monkeypatch: pytest.MonkeyPatch, nth: int, error: BaseException) -> None:
-    """Make the ``nth`` insert into ``plays`` raise ``error`` (the others go through)."""
+    """Make the ``nth`` insert into ``g_tricks`` (the table ``plays`` reads) raise ``error`` (the others go through)."""
     real = Store.insert_batch
     calls = {"plays": 0}
 
     def flaky(self: Store, table: str, data: Any) -> int:
-        if table == "plays":
+        if table == "g_tricks":
             calls["plays"] += 1
             if calls["plays"] == nth:
                 raise error
@@ -491,7 +491,7 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
 def test_insert_batch_takes_polars_and_arrow(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     row = {
-        "game_id": "x",
+        "game_key": 1,
         "ordinal": 1,
         "code": "JSON",
         "severity": "error",
@@ -501,14 +501,14 @@ def test_insert_batch_takes_polars_and_arrow(tmp_path: Path) -> None:
         "trick": None,
         "seat": None,
     }
-    with Store.open(db) as s:
+    with Store.open(db) as s:  # a narrow table: the view `violations` reads it
         with s.atomic():
-            assert s.insert_batch("violations", pl.DataFrame([row])) == 1
-            assert s.insert_batch("violations", pl.DataFrame([row]).to_arrow()) == 1
+            assert s.insert_batch("g_violations", pl.DataFrame([row])) == 1
+            assert s.insert_batch("g_violations", pl.DataFrame([row]).to_arrow()) == 1
         with pytest.raises(RuntimeError), s.atomic():
-            s.insert_batch("violations", pl.DataFrame([row]))
+            s.insert_batch("g_violations", pl.DataFrame([row]))
             raise RuntimeError("roll back")
-        assert s.count("violations") == 2
+        assert s.count("g_violations") == 2
         with pytest.raises(StoreError):
             s.insert_batch("nope", pl.DataFrame([row]))
 

@@ -20,6 +20,9 @@ from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
 from backalley.validate import Checked, Summary, check_items, default_workers, worker_count
 
+if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
+    from backalley.ingest import RunSummary
+
 app = typer.Typer(
     name="backalley",
     help="Check, score and analyse played games of Back Alley.",
@@ -438,13 +441,33 @@ def ingest(
         ),
     ] = None,
     max_record_bytes: MaxRecordBytes = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="dask://HOST:PORT|local[:N]",
+            help="Run on a Dask cluster (a scheduler, or a local one of N workers) and write a Delta Lake "
+            "(with --lake; see docs/scale-out.md).",
+            show_default=False,
+        ),
+    ] = None,
+    lake: Annotated[
+        str | None,
+        typer.Option(
+            "--lake",
+            metavar="DIR_OR_URL",
+            help="The Delta Lake folder or URL the cluster writes (with --cluster).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Replay every record and store it in the DuckDB database, with its violations.
 
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again.
+    be run again. With --cluster and --lake the same runs on Dask into a Delta Lake
+    (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
@@ -452,6 +475,12 @@ def ingest(
     from backalley.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
     from backalley.store import Store, StoreError, default_db
 
+    if cluster is not None or lake is not None:
+        if db is not None or replace or workers is not None or memory_limit is not None:
+            raise fail("--cluster/--lake write a lake: --db, --replace, --workers and --memory-limit do not apply")
+        run = ingest_lake(paths, cluster, lake, record_limit(max_record_bytes))
+        print_run(run, json_out)
+        raise typer.Exit(0 if run.clean else 1)
     memory_limit = memory_limit or INGEST_MEMORY_LIMIT
     try:
         check_memory_limit(memory_limit)
@@ -491,16 +520,65 @@ def ingest(
         raise fail(str(exc)) from None
     if run.records == 0:
         raise fail(f"no records in {', '.join(paths)} (only blank lines)")
+    print_run(run, json_out)
+    raise typer.Exit(0 if run.clean else 1)
+
+
+def print_run(run: RunSummary, json_out: bool) -> None:
+    """An ingest run's summary: its counters as JSON on stdout, or two lines."""
     if json_out:
         sys.stdout.buffer.write(orjson.dumps(run.as_dict()) + b"\n")
-    else:
-        out.print(
-            f"ingest run {run.run_id} into {safe(run.db)}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
-            f"({run.rate:,.0f} records/s)\n"
-            f"  inserted {run.inserted}, replaced {run.replaced}, duplicates {run.duplicates}, "
-            f"conflicts {run.conflicts}, rejected {run.rejected}, invalid {run.invalid}"
-        )
-    raise typer.Exit(0 if run.clean else 1)
+        return
+    out.print(
+        f"ingest run {run.run_id} into {safe(run.db)}: {run.files} files, {run.records} records in {run.seconds:.1f} s "
+        f"({run.rate:,.0f} records/s)\n"
+        f"  inserted {run.inserted}, replaced {run.replaced}, duplicates {run.duplicates}, "
+        f"conflicts {run.conflicts}, rejected {run.rejected}, invalid {run.invalid}"
+    )
+
+
+def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_record_bytes: int) -> RunSummary:
+    """``ingest --cluster … --lake …``: the run on Dask into a Delta Lake (usage and cluster errors exit 2)."""
+    from backalley.lake import LakeError, check_cluster, connect
+    from backalley.lake import ingest as run_on
+
+    if cluster is None or lake is None:
+        raise fail("--cluster and --lake go together: the cluster writes the lake (see docs/scale-out.md)")
+    try:
+        check_cluster(cluster)
+        files = expand(paths)
+        if not files:
+            raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+        report_problems(files)
+        with connect(cluster) as client:
+            run = run_on(paths, lake, client, max_record_bytes=max_record_bytes).summary
+    except (LakeError, SourceError, OSError) as exc:
+        raise fail(str(exc)) from None
+    if run.records == 0:
+        raise fail(f"no records in {', '.join(paths)} (only blank lines)")
+    return run
+
+
+@app.command()
+def attach(
+    lake: Annotated[str, typer.Argument(metavar="LAKE", help="A Delta Lake folder or URL written by ingest --lake.")],
+    db: DbOption = None,
+) -> None:
+    """Create views in a DuckDB file over the lake's tables, so query and report read it.
+
+    A lake's files change with every ingest: attach again after one. Exit status:
+    2 when the lake or the database cannot be used.
+    """
+    from backalley.lake import LakeError
+    from backalley.lake import attach as attach_lake
+    from backalley.store import StoreError, default_db
+
+    target = db if db is not None else default_db()
+    try:
+        views = attach_lake(lake, target)
+    except (LakeError, StoreError, OSError) as exc:
+        raise fail(str(exc)) from None
+    out.print(f"attached {safe(lake)} to {safe(str(target))}: {len(views)} tables, {sum(views.values())} files")
 
 
 @app.command()
@@ -801,6 +879,35 @@ def show(
     if found is None:
         raise fail(f"no game {game_id!r} is stored" if deal is None else f"game {game_id!r} has no deal {deal}")
     out.print(found)
+
+
+@app.command()
+def raw(
+    game_id: Annotated[str, typer.Argument(help="The stored game whose input to write.", show_default=False)],
+    db: DbOption = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.", show_default=False)
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+) -> None:
+    """Write the exact bytes a stored game was read from (its line or file, as ingested) to stdout or a file.
+
+    Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
+    """
+    from backalley.store import StoreError, default_db, read_raw
+
+    try:
+        data = read_raw(db if db is not None else default_db(), game_id)
+        if output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with output.open("wb" if force else "xb") as fh:
+                fh.write(data)
+    except FileExistsError:
+        raise fail(f"{printable(output)}: already exists (use --force to overwrite it)") from None
+    except (StoreError, OSError) as exc:
+        raise fail(str(exc)) from None
 
 
 token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)

@@ -511,7 +511,9 @@ class _Writer:
         self.open = False
         #: A second connection for the key hashes, which need no table: they do not wait.
         self.hasher = store.con.cursor()
-        stored = store.con.execute("SELECT hash(game_id) AS id, hash(content_hash) AS sha FROM games").fetchnumpy()
+        stored = store.con.execute("SELECT hash(game_id) AS id, hash(content_hash) AS sha FROM g_games").fetchnumpy()
+        #: The key the next stored game gets (keys are never reused, a replaced game gets a new one).
+        self.next_key = int(store.con.execute("SELECT coalesce(max(game_key), 0) + 1 FROM g_games").fetchall()[0][0])
         #: What could be stored already, to skip the look-ups of what cannot.
         self.ids = _Keys(np.asarray(stored["id"], dtype=np.uint64))
         self.shas = _Keys(np.asarray(stored["sha"], dtype=np.uint64))
@@ -605,7 +607,8 @@ class _Writer:
         if not ids:
             return {}
         rows = self._query(
-            "SELECT game_id, content_hash, source, line FROM games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", ids
+            "SELECT game_id, content_hash, source, line FROM g_games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))",
+            ids,
         )
         return {r[0]: _Known(r[1], r[2], r[3], None) for r in rows}
 
@@ -615,7 +618,7 @@ class _Writer:
         if not shas:
             return {}
         rows = self._query(
-            "SELECT content_hash, valid FROM games WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", shas
+            "SELECT content_hash, valid FROM g_games WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", shas
         )
         return {r[0]: bool(r[1]) for r in rows}
 
@@ -718,14 +721,18 @@ class _Writer:
         self.background.submit(job)
 
     def _game_tables(self, games: Chunk, now: datetime) -> dict[str, pa.Table]:
-        out = game_tables(games)
-        if "games" in out:
-            g = out["games"]
+        out = game_tables(games, self.next_key)
+        if "g_games" in out:
+            g = out["g_games"]
             n = g.num_rows
+            self.next_key += n
             g = g.append_column("run_id", pa.array(np.full(n, self.run.run_id, dtype=np.int32)))
-            out["games"] = g.append_column("ingested_at", pa.array([now], _TS).take(pa.array(np.zeros(n, np.int32))))
+            out["g_games"] = g.append_column("ingested_at", pa.array([now], _TS).take(pa.array(np.zeros(n, np.int32))))
         return out
 
+
+#: The writer, for an ingest that stores elsewhere than one DuckDB file (:mod:`backalley.lake`).
+Writer = _Writer
 
 REJECT_TYPES: dict[str, Any] = {
     "reject_id": _STR,
@@ -837,6 +844,7 @@ __all__ = [
     "Fate",
     "RunSummary",
     "Session",
+    "Writer",
     "built_chunks",
     "check_memory_limit",
     "ingest",

@@ -38,6 +38,7 @@ from typing import Any, cast
 
 from msgspec import UNSET
 
+from backalley import raw as raw_codec
 from backalley.cards import CARD_INDEX
 from backalley.record import (
     AnyFastRecord,
@@ -177,6 +178,9 @@ class Built:
     nsides: int = 2
     #: The ``game_sides`` rows (:data:`GAME_SIDE_FIELDS`), one per side.
     game_sides: list[tuple[Any, ...]] = field(default_factory=list)
+    #: The raw input compressed (:func:`backalley.raw.compress`), for a game that will be stored
+    #: (not a row: left out of comparisons of what two builders made of a record).
+    raw_zstd: bytes = field(default=b"", compare=False)
 
 
 #: Worker-built ``games`` columns (the writer adds hash, source, line, run and time, raw text).
@@ -296,7 +300,14 @@ def _fast_team(v: FastTeamInts | Any) -> tuple[int | None, int | None]:
 
 
 def build_item(item: Item) -> Built:
-    """Decode, replay and turn one input into row data; never raises on bad content."""
+    """Decode, replay and turn one input into row data, its raw text compressed; never raises on bad content."""
+    built = _build_item(item)
+    if built.reject is None and built.game_id is not None:
+        built.raw_zstd = raw_codec.compress(item.raw)
+    return built
+
+
+def _build_item(item: Item) -> Built:
     sha = content_hash(item.raw)
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)

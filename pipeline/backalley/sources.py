@@ -12,6 +12,7 @@ runs where the replay runs, so worker processes receive bytes, not objects).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -237,13 +238,22 @@ def read_file(f: InputFile) -> Iterator[Item]:
         yield Item(f.source, None, b"", f"cannot read: {exc.strerror or exc}")
 
 
-def _lines(source: str, fh: IO[bytes]) -> Iterator[Item]:
-    for number, line in enumerate(fh, 1):
+def _lines(source: str, fh: IO[bytes], first: int = 1) -> Iterator[Item]:
+    for number, line in enumerate(fh, first):
         raw = line.rstrip(b"\r\n")
         if number == 1:
             raw = raw.removeprefix(BOM)
         if raw and not raw.isspace():
             yield Item(source, number, raw)
+
+
+def range_items(source: str, data: bytes, first_line: int) -> Iterator[Item]:
+    """The records of ``data``, whole lines of a JSON Lines file whose first one is line ``first_line``.
+
+    The lines are numbered and cleaned as :func:`read_file` does (a scale-out ingest
+    reads a large file as byte ranges, one per task).
+    """
+    yield from _lines(source, io.BytesIO(data), first_line)
 
 
 def read(paths: Iterable[str]) -> Iterator[Item]:

@@ -28,11 +28,15 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
+from backalley import raw as raw_codec
+from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SUITS
+from backalley.rows import BID_KINDS, CONTRACT_KINDS, SIDE_NAMES
+
 if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest does not need it)
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
@@ -71,6 +75,10 @@ class SchemaVersionError(StoreError):
 
 class NotAStoreError(StoreError):
     """The file is not a DuckDB database, or not one of ours."""
+
+
+class GameNotFoundError(StoreError):
+    """No stored game has the ``game_id`` asked for."""
 
 
 class QueryError(StoreError):
@@ -117,127 +125,6 @@ CREATE TABLE ingest_runs (
     conflicts      BIGINT NOT NULL DEFAULT 0,
     rejected       BIGINT NOT NULL DEFAULT 0,
     invalid        BIGINT NOT NULL DEFAULT 0
-)""",
-    "games": """
-CREATE TABLE games (
-    game_id            VARCHAR NOT NULL,
-    content_hash       VARCHAR NOT NULL,
-    source             VARCHAR NOT NULL,
-    line               INTEGER,
-    run_id             INTEGER NOT NULL,
-    ingested_at        TIMESTAMPTZ NOT NULL,
-    format_version     BIGINT,
-    ruleset            VARCHAR,
-    played_at          TIMESTAMPTZ,
-    event              VARCHAR,
-    player_n           VARCHAR,
-    player_e           VARCHAR,
-    player_s           VARCHAR,
-    player_w           VARCHAR,
-    valid              BOOLEAN NOT NULL,
-    complete           BOOLEAN NOT NULL,
-    status             VARCHAR NOT NULL,
-    schema_ok          BOOLEAN NOT NULL,
-    dealings           INTEGER,
-    scored_deals       INTEGER,
-    pass_outs          INTEGER,
-    errors             INTEGER NOT NULL,
-    warnings           INTEGER NOT NULL,
-    score_ns           INTEGER,
-    score_ew           INTEGER,
-    recorded_score_ns  BIGINT,
-    recorded_score_ew  BIGINT,
-    winner             VARCHAR,
-    raw                VARCHAR NOT NULL,
-    options            VARCHAR NOT NULL DEFAULT ''
-)""",
-    "deals": """
-CREATE TABLE deals (
-    game_id             VARCHAR NOT NULL,
-    deal                INTEGER NOT NULL,
-    number              INTEGER NOT NULL,
-    hand_size           INTEGER NOT NULL,
-    dealer              VARCHAR NOT NULL,
-    trump_card          VARCHAR,
-    trump_suit          VARCHAR,
-    no_trump            BOOLEAN NOT NULL,
-    joker_swap_seat     VARCHAR,
-    joker_swap_drawn    VARCHAR,
-    pass_out            BOOLEAN NOT NULL,
-    opening_leader      VARCHAR,
-    ns_contract_kind    VARCHAR,
-    ns_contract         BIGINT,
-    ns_board_level      INTEGER,
-    ew_contract_kind    VARCHAR,
-    ew_contract         BIGINT,
-    ew_board_level      INTEGER,
-    tricks_ns           INTEGER,
-    tricks_ew           INTEGER,
-    points_ns           BIGINT,
-    points_ew           BIGINT,
-    ns_made             BOOLEAN,
-    ew_made             BOOLEAN,
-    won_n               INTEGER NOT NULL,
-    won_e               INTEGER NOT NULL,
-    won_s               INTEGER NOT NULL,
-    won_w               INTEGER NOT NULL,
-    recorded_tricks_ns  BIGINT,
-    recorded_tricks_ew  BIGINT,
-    recorded_points_ns  BIGINT,
-    recorded_points_ew  BIGINT
-)""",
-    "bids": """
-CREATE TABLE bids (
-    game_id      VARCHAR NOT NULL,
-    deal         INTEGER NOT NULL,
-    position     INTEGER NOT NULL,
-    seat         VARCHAR NOT NULL,
-    player       VARCHAR,
-    kind         VARCHAR NOT NULL,
-    value        BIGINT,
-    board_level  INTEGER,
-    multiplier   INTEGER,
-    side         VARCHAR,
-    rainbow      BOOLEAN
-)""",
-    "tricks": """
-CREATE TABLE tricks (
-    game_id              VARCHAR NOT NULL,
-    deal                 INTEGER NOT NULL,
-    trick                INTEGER NOT NULL,
-    leader               VARCHAR NOT NULL,
-    leader_player        VARCHAR,
-    winner               VARCHAR NOT NULL,
-    winner_player        VARCHAR,
-    led_card             VARCHAR NOT NULL,
-    led_suit             VARCHAR,
-    winning_card         VARCHAR NOT NULL,
-    trump_broken_before  BOOLEAN NOT NULL
-)""",
-    "plays": """
-CREATE TABLE plays (
-    game_id   VARCHAR NOT NULL,
-    deal      INTEGER NOT NULL,
-    trick     INTEGER NOT NULL,
-    position  INTEGER NOT NULL,
-    seat      VARCHAR NOT NULL,
-    player    VARCHAR,
-    card      VARCHAR NOT NULL,
-    suit      VARCHAR,
-    rank      INTEGER NOT NULL,
-    is_trump  BOOLEAN NOT NULL
-)""",
-    "violations": """
-CREATE TABLE violations (
-    game_id   VARCHAR NOT NULL,
-    ordinal   INTEGER NOT NULL,
-    code      VARCHAR NOT NULL,
-    severity  VARCHAR NOT NULL,
-    message   VARCHAR NOT NULL,
-    path      VARCHAR NOT NULL,
-    deal      INTEGER,
-    trick     INTEGER,
-    seat      VARCHAR
 )""",
     "rejects": """
 CREATE TABLE rejects (
@@ -290,6 +177,7 @@ CREATE TABLE dd_plays (
 )""",
 }
 
+#: Version 4's side tables, as the 3 -> 4 migration creates them (version 5 has views of these names).
 #: Version 4 (rulesets): every side's figures, one row per side (teams 'NS', 'EW'; or the seats
 #: 'N', 'E', 'S', 'W' of a game without partnerships).
 SIDE_TABLE_DDL: dict[str, str] = {
@@ -316,16 +204,270 @@ CREATE TABLE deal_sides (
     recorded_points  BIGINT
 )""",
 }
-TABLE_DDL.update(SIDE_TABLE_DDL)
 
-#: The double-dummy tables (schema version 3), derived from a game's rows and deleted with them.
-DD_TABLES = ("dd_deals", "dd_plays")
+# --- the narrow base tables (schema version 5) ------------------------------------------------
+#
+# What ingest writes: an integer game key (``game_key``, given at insert; the ``game_id`` string is
+# kept once, in ``g_games``), small integer codes for seats, cards, suits, kinds and sides (the
+# lists below), no player names and nothing derivable in the detail rows, and the four cards of a
+# trick as four columns of ``g_tricks`` (``plays`` is a view over it). The tables users query
+# (``games``, ``deals``, ``bids``, ``tricks``, ``plays``, ``violations``, ``game_sides``,
+# ``deal_sides``) are views over these with the columns they always had (:func:`view_sql`).
 
-#: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
-#: ``player_summary`` has one row per player, ruleset and options.
-VIEW_DDL: dict[str, str] = {
-    "player_deals": """
-CREATE OR REPLACE VIEW player_deals AS
+#: Seat codes 0..3.
+SEAT_CODES = ("N", "E", "S", "W")
+#: Card codes 0..53 (:data:`backalley.cards.CARD_NAMES`), each card's natural suit letter (NULL
+#: for a joker) and rank (2..14, 15 and 16 for the Little and Big Blooper).
+CARD_CODES = tuple(CARD_NAMES)
+CARD_SUIT_CODES = tuple(SUITS[s] if s < NO_TRUMP else None for s in CARD_SUIT)
+CARD_RANKS = tuple(r + 2 for r in CARD_RANK)
+#: Suit codes 0..3; 4 (:data:`backalley.cards.NO_TRUMP`) is no suit (no trump, or a joker led in
+#: a no-trump deal), NULL in the views.
+SUIT_CODES = (*SUITS, None)
+
+#: ``g_games.raw_zstd`` is compressed already (by the workers): DuckDB is told not to try again,
+#: which halved the final checkpoint's CPU in benchmarks/ingest_floor.py (the same file size).
+#: The narrow tables, in the order a batch is inserted (``g_games`` first: it holds the keys).
+NARROW_TABLES = ("g_games", "g_deals", "g_bids", "g_tricks", "g_violations", "g_game_sides", "g_deal_sides")
+
+NARROW_DDL: dict[str, str] = {
+    "g_games": """
+CREATE TABLE g_games (
+    game_key           INTEGER NOT NULL,
+    game_id            VARCHAR NOT NULL,
+    content_hash       VARCHAR NOT NULL,
+    source             VARCHAR NOT NULL,
+    line               INTEGER,
+    run_id             INTEGER NOT NULL,
+    ingested_at        TIMESTAMPTZ NOT NULL,
+    format_version     BIGINT,
+    ruleset            VARCHAR,
+    played_at          TIMESTAMPTZ,
+    event              VARCHAR,
+    player_n           VARCHAR,
+    player_e           VARCHAR,
+    player_s           VARCHAR,
+    player_w           VARCHAR,
+    valid              BOOLEAN NOT NULL,
+    complete           BOOLEAN NOT NULL,
+    status             VARCHAR NOT NULL,
+    schema_ok          BOOLEAN NOT NULL,
+    dealings           INTEGER,
+    scored_deals       INTEGER,
+    pass_outs          INTEGER,
+    errors             INTEGER NOT NULL,
+    warnings           INTEGER NOT NULL,
+    score_ns           INTEGER,
+    score_ew           INTEGER,
+    recorded_score_ns  BIGINT,
+    recorded_score_ew  BIGINT,
+    winner             VARCHAR,
+    options            VARCHAR NOT NULL DEFAULT '',
+    raw_zstd           BLOB NOT NULL USING COMPRESSION uncompressed
+)""",
+    "g_deals": """
+CREATE TABLE g_deals (
+    game_key          INTEGER NOT NULL,
+    deal              INTEGER NOT NULL,
+    number            INTEGER NOT NULL,
+    hand_size         INTEGER NOT NULL,
+    dealer            TINYINT NOT NULL,
+    trump_card        TINYINT,
+    trump             TINYINT NOT NULL,
+    joker_swap_seat   TINYINT,
+    joker_swap_drawn  TINYINT,
+    pass_out          BOOLEAN NOT NULL,
+    opening_leader    TINYINT,
+    won_n             INTEGER NOT NULL,
+    won_e             INTEGER NOT NULL,
+    won_s             INTEGER NOT NULL,
+    won_w             INTEGER NOT NULL
+)""",
+    "g_bids": """
+CREATE TABLE g_bids (
+    game_key     INTEGER NOT NULL,
+    deal         INTEGER NOT NULL,
+    position     TINYINT NOT NULL,
+    seat         TINYINT NOT NULL,
+    kind         TINYINT NOT NULL,
+    value        BIGINT,
+    board_level  INTEGER,
+    multiplier   INTEGER,
+    side         TINYINT,
+    rainbow      BOOLEAN
+)""",
+    "g_tricks": """
+CREATE TABLE g_tricks (
+    game_key  INTEGER NOT NULL,
+    deal      INTEGER NOT NULL,
+    trick     INTEGER NOT NULL,
+    leader    TINYINT NOT NULL,
+    winner    TINYINT NOT NULL,
+    led_suit  TINYINT NOT NULL,
+    trumps    TINYINT NOT NULL,
+    broken    BOOLEAN NOT NULL,
+    card1     TINYINT NOT NULL,
+    card2     TINYINT NOT NULL,
+    card3     TINYINT NOT NULL,
+    card4     TINYINT NOT NULL
+)""",
+    "g_violations": """
+CREATE TABLE g_violations (
+    game_key  INTEGER NOT NULL,
+    ordinal   INTEGER NOT NULL,
+    code      VARCHAR NOT NULL,
+    severity  VARCHAR NOT NULL,
+    message   VARCHAR NOT NULL,
+    path      VARCHAR NOT NULL,
+    deal      INTEGER,
+    trick     INTEGER,
+    seat      VARCHAR
+)""",
+    "g_game_sides": """
+CREATE TABLE g_game_sides (
+    game_key        INTEGER NOT NULL,
+    side            TINYINT NOT NULL,
+    score           INTEGER,
+    recorded_score  BIGINT
+)""",
+    "g_deal_sides": """
+CREATE TABLE g_deal_sides (
+    game_key         INTEGER NOT NULL,
+    deal             INTEGER NOT NULL,
+    side             TINYINT NOT NULL,
+    contract_kind    TINYINT,
+    contract         BIGINT,
+    multiplier       INTEGER,
+    board_level      INTEGER,
+    tricks           INTEGER NOT NULL,
+    points           BIGINT,
+    made             BOOLEAN,
+    recorded_tricks  BIGINT,
+    recorded_points  BIGINT
+)""",
+}
+TABLE_DDL.update(NARROW_DDL)
+
+#: The SQL function that turns ``g_games.raw_zstd`` into text. The database itself holds a macro
+#: of this name that gives NULL, so that any DuckDB client can read every view; a backalley
+#: connection (:func:`register_functions`) puts a temporary macro of the same name in front of
+#: it that decompresses (a temporary macro is found first, also inside a view).
+RAW_FUNCTION = "backalley_raw"
+RAW_FALLBACK_DDL = f"CREATE OR REPLACE MACRO {RAW_FUNCTION}(b) AS CAST(NULL AS VARCHAR)"
+
+
+def _lit(values: Sequence[object]) -> str:
+    """A SQL list literal of names (NULL for ``None``) or integers."""
+    return "[" + ", ".join("NULL" if v is None else str(v) if isinstance(v, int) else f"'{v}'" for v in values) + "]"
+
+
+def _name(codes: Sequence[object], expr: str) -> str:
+    """The name of the code ``expr`` (0-based) in ``codes``; NULL for a NULL code."""
+    return f"{_lit(codes)}[{expr} + 1]"
+
+
+def _player(seat: str, g: str = "g") -> str:
+    """The player at the seat code ``seat``, from the game row ``g``."""
+    return (
+        f"CASE {seat} WHEN 0 THEN {g}.player_n WHEN 1 THEN {g}.player_e "
+        f"WHEN 2 THEN {g}.player_s WHEN 3 THEN {g}.player_w END"
+    )
+
+
+def _table_views() -> dict[str, str]:
+    """The SQL of each view over the narrow tables, with ``{g_x}`` standing for the table ``g_x``."""
+    seat, card, suit = SEAT_CODES, CARD_CODES, SUIT_CODES
+    kind, side = CONTRACT_KINDS, SIDE_NAMES
+    team = {
+        t: (
+            f"{_name(kind, f'{t}.contract_kind')} AS {t}_contract_kind, "
+            f"CASE WHEN {t}.contract_kind = 0 THEN NULL ELSE {t}.contract END AS {t}_contract, "
+            f"{t}.board_level AS {t}_board_level"
+        )
+        for t in ("ns", "ew")
+    }
+    return {
+        "games": f"""
+SELECT game_id, content_hash, source, line, run_id, ingested_at, format_version, ruleset, played_at,
+    event, player_n, player_e, player_s, player_w, valid, complete, status, schema_ok, dealings,
+    scored_deals, pass_outs, errors, warnings, score_ns, score_ew, recorded_score_ns,
+    recorded_score_ew, winner, {RAW_FUNCTION}(raw_zstd) AS raw, options
+FROM {{g_games}}""",
+        "deals": f"""
+SELECT g.game_id, d.deal, d.number, d.hand_size,
+    {_name(seat, "d.dealer")} AS dealer,
+    {_name(card, "d.trump_card")} AS trump_card,
+    {_name(suit, "d.trump")} AS trump_suit,
+    d.trump = {NO_TRUMP} AS no_trump,
+    {_name(seat, "d.joker_swap_seat")} AS joker_swap_seat,
+    {_name(card, "d.joker_swap_drawn")} AS joker_swap_drawn,
+    d.pass_out,
+    {_name(seat, "d.opening_leader")} AS opening_leader,
+    {team["ns"]},
+    {team["ew"]},
+    ns.tricks AS tricks_ns, ew.tricks AS tricks_ew, ns.points AS points_ns, ew.points AS points_ew,
+    ns.made AS ns_made, ew.made AS ew_made,
+    d.won_n, d.won_e, d.won_s, d.won_w,
+    ns.recorded_tricks AS recorded_tricks_ns, ew.recorded_tricks AS recorded_tricks_ew,
+    ns.recorded_points AS recorded_points_ns, ew.recorded_points AS recorded_points_ew
+FROM {{g_deals}} d
+JOIN {{g_games}} g ON g.game_key = d.game_key
+LEFT JOIN {{g_deal_sides}} ns ON ns.game_key = d.game_key AND ns.deal = d.deal AND ns.side = 0
+LEFT JOIN {{g_deal_sides}} ew ON ew.game_key = d.game_key AND ew.deal = d.deal AND ew.side = 1""",
+        "bids": f"""
+SELECT g.game_id, b.deal, CAST(b.position AS INTEGER) AS position,
+    {_name(seat, "b.seat")} AS seat,
+    {_player("b.seat")} AS player,
+    {_name(BID_KINDS, "b.kind")} AS kind,
+    b.value, b.board_level, b.multiplier,
+    {_name(side, "b.side")} AS side,
+    b.rainbow
+FROM {{g_bids}} b
+JOIN {{g_games}} g ON g.game_key = b.game_key""",
+        "tricks": f"""
+SELECT g.game_id, t.deal, t.trick,
+    {_name(seat, "t.leader")} AS leader,
+    {_player("t.leader")} AS leader_player,
+    {_name(seat, "t.winner")} AS winner,
+    {_player("t.winner")} AS winner_player,
+    {_name(card, "t.card1")} AS led_card,
+    {_name(suit, "t.led_suit")} AS led_suit,
+    {_name(card, "[t.card1, t.card2, t.card3, t.card4][(t.winner - t.leader + 4) % 4 + 1]")} AS winning_card,
+    t.broken AS trump_broken_before
+FROM {{g_tricks}} t
+JOIN {{g_games}} g ON g.game_key = t.game_key""",
+        "plays": f"""
+SELECT g.game_id, p.deal, p.trick, p.position,
+    {_name(seat, "p.seat")} AS seat,
+    {_player("p.seat")} AS player,
+    {_name(card, "p.card")} AS card,
+    {_name(CARD_SUIT_CODES, "p.card")} AS suit,
+    {_name(CARD_RANKS, "p.card")} AS rank,
+    (CAST(p.trumps AS INTEGER) >> (p.position - 1)) & 1 = 1 AS is_trump
+FROM (
+    SELECT game_key, deal, trick, trumps, position, card, (leader + position - 1) % 4 AS seat
+    FROM (
+        SELECT game_key, deal, trick, leader, trumps,
+            unnest([1, 2, 3, 4]) AS position, unnest([card1, card2, card3, card4]) AS card
+        FROM {{g_tricks}}
+    )
+) p
+JOIN {{g_games}} g ON g.game_key = p.game_key""",
+        "violations": """
+SELECT g.game_id, v.ordinal, v.code, v.severity, v.message, v.path, v.deal, v.trick, v.seat
+FROM {g_violations} v
+JOIN {g_games} g ON g.game_key = v.game_key""",
+        "game_sides": f"""
+SELECT g.game_id, {_name(side, "s.side")} AS side, s.score, s.recorded_score
+FROM {{g_game_sides}} s
+JOIN {{g_games}} g ON g.game_key = s.game_key""",
+        "deal_sides": f"""
+SELECT g.game_id, s.deal, {_name(side, "s.side")} AS side,
+    {_name(kind, "s.contract_kind")} AS contract_kind,
+    s.contract, s.multiplier, s.board_level, s.tricks, s.points, s.made, s.recorded_tricks, s.recorded_points
+FROM {{g_deal_sides}} s
+JOIN {{g_games}} g ON g.game_key = s.game_key""",
+        "player_deals": f"""
 SELECT
     g.game_id,
     g.event,
@@ -333,27 +475,24 @@ SELECT
     d.deal AS deal_index,
     d.number AS deal_number,
     d.hand_size,
-    d.trump_suit,
-    d.no_trump,
-    b.player,
-    b.seat,
-    CASE WHEN b.side = b.seat THEN NULL
-         ELSE CASE b.seat WHEN 'N' THEN g.player_s WHEN 'E' THEN g.player_w
-                          WHEN 'S' THEN g.player_n ELSE g.player_e END END AS partner,
-    b.side AS team,
-    b.position AS bid_position,
-    b.kind AS bid_kind,
+    {_name(suit, "d.trump")} AS trump_suit,
+    d.trump = {NO_TRUMP} AS no_trump,
+    {_player("b.seat")} AS player,
+    {_name(seat, "b.seat")} AS seat,
+    CASE WHEN b.side = b.seat + 2 THEN NULL ELSE {_player("(b.seat + 2) % 4")} END AS partner,
+    {_name(side, "b.side")} AS team,
+    CAST(b.position AS INTEGER) AS bid_position,
+    {_name(BID_KINDS, "b.kind")} AS bid_kind,
     TRY_CAST(b.value AS INTEGER) AS bid_value,
     b.board_level,
-    CASE b.seat WHEN 'N' THEN d.won_n WHEN 'E' THEN d.won_e
-                WHEN 'S' THEN d.won_s ELSE d.won_w END AS tricks_won,
-    t.contract_kind AS team_contract_kind,
-    TRY_CAST(CASE WHEN t.contract_kind = 'board' THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
+    CASE b.seat WHEN 0 THEN d.won_n WHEN 1 THEN d.won_e WHEN 2 THEN d.won_s ELSE d.won_w END AS tricks_won,
+    {_name(kind, "t.contract_kind")} AS team_contract_kind,
+    TRY_CAST(CASE WHEN t.contract_kind = 0 THEN NULL ELSE t.contract END AS INTEGER) AS team_contract,
     t.board_level AS team_board_level,
     t.tricks AS team_tricks,
     TRY_CAST(t.points AS INTEGER) AS team_points,
     t.made AS team_made,
-    o.contract_kind AS opp_contract_kind,
+    {_name(kind, "o.contract_kind")} AS opp_contract_kind,
     o.board_level AS opp_board_level,
     o.made AS opp_made,
     g.ruleset,
@@ -362,28 +501,53 @@ SELECT
     t.multiplier AS team_multiplier,
     d.opening_leader = b.seat AS leads_first,
     b.rainbow
-FROM bids b
-JOIN deals d ON d.game_id = b.game_id AND d.deal = b.deal
-JOIN games g ON g.game_id = b.game_id
-JOIN deal_sides t ON t.game_id = b.game_id AND t.deal = b.deal AND t.side = b.side
-LEFT JOIN deal_sides o ON o.game_id = b.game_id AND o.deal = b.deal
-    AND o.side = CASE b.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END
+FROM {{g_bids}} b
+JOIN {{g_deals}} d ON d.game_key = b.game_key AND d.deal = b.deal
+JOIN {{g_games}} g ON g.game_key = b.game_key
+JOIN {{g_deal_sides}} t ON t.game_key = b.game_key AND t.deal = b.deal AND t.side = b.side
+LEFT JOIN {{g_deal_sides}} o ON o.game_key = b.game_key AND o.deal = b.deal
+    AND o.side = CASE b.side WHEN 0 THEN 1 WHEN 1 THEN 0 END
 WHERE g.valid AND NOT d.pass_out""",
+    }
+
+
+#: The views in place of version 4's tables, in the order of :data:`GAME_TABLES`.
+TABLE_VIEWS = GAME_TABLES
+
+
+def view_sql(source: Callable[[str], str] = str) -> dict[str, str]:
+    """``CREATE OR REPLACE VIEW`` of every view, by name, in the order they must be created.
+
+    ``source(name)`` is how the SQL reads the narrow table ``name`` (one of
+    :data:`NARROW_TABLES`): the table itself here, or e.g. ``delta_scan('…')``
+    for the same tables kept elsewhere.
+    """
+    tables = {t: source(t) for t in NARROW_TABLES}
+    sql = {**_table_views(), **_PLAYER_VIEW_SQL}
+    return {name: f"CREATE OR REPLACE VIEW {name} AS{body.format(**tables)}" for name, body in sql.items()}
+
+
+#: The double-dummy tables (schema version 3), derived from a game's rows and deleted with them.
+DD_TABLES = ("dd_deals", "dd_plays")
+
+#: The player views (over the views above; the games' own columns from ``g_games``).
+#: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
+#: ``player_summary`` has one row per player, ruleset and options.
+_PLAYER_VIEW_SQL: dict[str, str] = {
     "player_games": """
-CREATE OR REPLACE VIEW player_games AS
 WITH seats AS (
-    SELECT game_id, 'N' AS seat, player_n AS player, player_s AS partner, 'NS' AS team FROM games WHERE valid
+    SELECT game_id, 'N' AS seat, player_n AS player, player_s AS partner, 'NS' AS team FROM {g_games} WHERE valid
     UNION ALL
-    SELECT game_id, 'E', player_e, player_w, 'EW' FROM games WHERE valid
+    SELECT game_id, 'E', player_e, player_w, 'EW' FROM {g_games} WHERE valid
     UNION ALL
-    SELECT game_id, 'S', player_s, player_n, 'NS' FROM games WHERE valid
+    SELECT game_id, 'S', player_s, player_n, 'NS' FROM {g_games} WHERE valid
     UNION ALL
-    SELECT game_id, 'W', player_w, player_e, 'EW' FROM games WHERE valid
+    SELECT game_id, 'W', player_w, player_e, 'EW' FROM {g_games} WHERE valid
 ),
 sided AS (
     SELECT s.*, CASE WHEN list_contains(string_split(g.options, ','), 'no_partnerships')
                      THEN s.seat ELSE s.team END AS side
-    FROM seats s JOIN games g ON g.game_id = s.game_id
+    FROM seats s JOIN {g_games} g ON g.game_id = s.game_id
 )
 SELECT
     g.game_id,
@@ -402,12 +566,11 @@ SELECT
     g.ruleset,
     g.options
 FROM sided s
-JOIN games g ON g.game_id = s.game_id
+JOIN {g_games} g ON g.game_id = s.game_id
 LEFT JOIN game_sides ts ON ts.game_id = s.game_id AND ts.side = s.side
 LEFT JOIN game_sides os ON os.game_id = s.game_id
     AND os.side = CASE s.side WHEN 'NS' THEN 'EW' WHEN 'EW' THEN 'NS' END""",
     "player_summary": """
-CREATE OR REPLACE VIEW player_summary AS
 WITH pd AS (
     SELECT
         player,
@@ -465,6 +628,9 @@ SELECT
 FROM pg
 LEFT JOIN pd ON pd.player = pg.player AND pd.ruleset IS NOT DISTINCT FROM pg.ruleset AND pd.options = pg.options""",
 }
+
+#: Every view's DDL, in creation order (the views over the narrow tables, then the player views).
+VIEW_DDL: dict[str, str] = view_sql()
 
 
 #: ``MIGRATIONS[v]`` turns a database at schema version ``v`` into version ``v + 1``
@@ -539,16 +705,154 @@ def _add_rulesets(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(step)
 
 
+def _code(codes: Sequence[object], expr: str) -> str:
+    """The code (0-based position in ``codes``) of the name ``expr``; NULL for NULL."""
+    return f"CAST(list_position({_lit(codes)}, {expr}) - 1 AS TINYINT)"
+
+
+def _suit_code(expr: str) -> str:
+    """A suit letter's code; NULL (no suit) is :data:`~backalley.cards.NO_TRUMP`."""
+    return f"coalesce({_code(SUITS, expr)}, {NO_TRUMP})"
+
+
+def _plays_pivot() -> str:
+    """Version 4's ``plays``, four rows a trick, as one row a trick: the cards and the trump bitmask."""
+    cards = ", ".join(
+        f"max(CASE WHEN position = {k} THEN {_code(CARD_CODES, 'card')} END) AS card{k}" for k in range(1, 5)
+    )
+    return (
+        "SELECT game_id, deal, trick, "
+        "CAST(sum(CASE WHEN is_trump THEN 1 << (position - 1) ELSE 0 END) AS TINYINT) AS trumps, "
+        f"{cards} FROM plays WHERE game_id IN (SELECT game_id FROM g_games WHERE game_key >= $lo AND game_key < $hi) "
+        "GROUP BY game_id, deal, trick"
+    )
+
+
+#: Version 4 -> 5: ``games`` copied into ``g_games`` (the key from the row's place in the table,
+#: so in the order the games were stored; the raw text compressed) ...
+_NARROW_GAMES = """INSERT INTO g_games
+    SELECT CAST(rowid + 1 AS INTEGER), game_id, content_hash, source, line,
+        run_id, ingested_at, format_version, ruleset, played_at, event, player_n, player_e, player_s,
+        player_w, valid, complete, status, schema_ok, dealings, scored_deals, pass_outs, errors,
+        warnings, score_ns, score_ew, recorded_score_ns, recorded_score_ew, winner, options,
+        backalley_zstd(raw)
+    FROM games"""
+#: ... then every other version-4 table into its narrow table, a batch of games at a time (the
+#: games with keys in ``[$lo, $hi)``: the memory of a step stays that of a batch), and dropped.
+_NARROW_STEPS = (
+    f"""INSERT INTO g_deals
+    SELECT k.game_key, d.deal, d.number, d.hand_size, {_code(SEAT_CODES, "d.dealer")},
+        {_code(CARD_CODES, "d.trump_card")},
+        CASE WHEN d.no_trump THEN {NO_TRUMP} ELSE {_suit_code("d.trump_suit")} END,
+        {_code(SEAT_CODES, "d.joker_swap_seat")}, {_code(CARD_CODES, "d.joker_swap_drawn")},
+        d.pass_out, {_code(SEAT_CODES, "d.opening_leader")}, d.won_n, d.won_e, d.won_s, d.won_w
+    FROM deals d JOIN g_games k ON k.game_id = d.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
+    f"""INSERT INTO g_bids
+    SELECT k.game_key, b.deal, b.position, {_code(SEAT_CODES, "b.seat")}, {_code(BID_KINDS, "b.kind")},
+        b.value, b.board_level, b.multiplier, {_code(SIDE_NAMES, "b.side")}, b.rainbow
+    FROM bids b JOIN g_games k ON k.game_id = b.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
+    f"""INSERT INTO g_tricks
+    SELECT k.game_key, t.deal, t.trick, {_code(SEAT_CODES, "t.leader")}, {_code(SEAT_CODES, "t.winner")},
+        {_suit_code("t.led_suit")}, p.trumps, t.trump_broken_before, p.card1, p.card2, p.card3, p.card4
+    FROM tricks t
+    JOIN g_games k ON k.game_id = t.game_id
+    JOIN ({_plays_pivot()}) p ON p.game_id = t.game_id AND p.deal = t.deal AND p.trick = t.trick
+    WHERE k.game_key >= $lo AND k.game_key < $hi""",
+    """INSERT INTO g_violations
+    SELECT k.game_key, v.ordinal, v.code, v.severity, v.message, v.path, v.deal, v.trick, v.seat
+    FROM violations v JOIN g_games k ON k.game_id = v.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
+    f"""INSERT INTO g_game_sides
+    SELECT k.game_key, {_code(SIDE_NAMES, "s.side")}, s.score, s.recorded_score
+    FROM game_sides s JOIN g_games k ON k.game_id = s.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
+    f"""INSERT INTO g_deal_sides
+    SELECT k.game_key, s.deal, {_code(SIDE_NAMES, "s.side")}, {_code(CONTRACT_KINDS, "s.contract_kind")},
+        s.contract, s.multiplier, s.board_level, s.tricks, s.points, s.made, s.recorded_tricks, s.recorded_points
+    FROM deal_sides s JOIN g_games k ON k.game_id = s.game_id WHERE k.game_key >= $lo AND k.game_key < $hi""",
+)
+
+
+#: Games per batch of the 4 -> 5 migration.
+MIGRATION_BATCH = 5_000
+
+
+def _narrow(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 4 -> 5: the narrow tables (see :data:`_NARROW_STEPS`); the views are created after it.
+
+    A database already in the version-5 shape (``g_games`` exists) is left as it is.
+    """
+    if "g_games" in _table_names(con):
+        return
+    for view in VIEWS:  # they read the tables this drops
+        con.execute(f"DROP VIEW IF EXISTS {view}")
+    register_functions(con)
+    for t in NARROW_TABLES:
+        con.execute(NARROW_DDL[t])
+    con.execute(RAW_FALLBACK_DDL)
+    con.execute(_NARROW_GAMES)
+    last = int(con.execute("SELECT coalesce(max(game_key), 0) FROM g_games").fetchall()[0][0])
+    for lo in range(1, last + 1, MIGRATION_BATCH):
+        for step in _NARROW_STEPS:
+            con.execute(step, {"lo": lo, "hi": lo + MIGRATION_BATCH})
+    for t in GAME_TABLES:
+        con.execute(f"DROP TABLE {t}")
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _add_api_tokens,
     2: _add_dd_tables,
     3: _add_rulesets,
+    4: _narrow,
 }
+
+
+def _raw_udf(fn: Callable[[Any], Any], out: pa.DataType) -> Callable[[Any], pa.Array]:
+    """An Arrow UDF applying ``fn`` to each non-NULL value."""
+
+    def udf(col: Any) -> pa.Array:
+        return pa.array([None if v is None else fn(v) for v in col.to_pylist()], out)
+
+    return udf
+
+
+def _compress_text(text: str) -> bytes:
+    return raw_codec.compress(text.encode("utf-8"))
+
+
+#: backalley's SQL functions: name, Python function, argument type, result type (SQL, Arrow).
+_FUNCTIONS: tuple[tuple[str, Callable[[Any], Any], str, str, pa.DataType], ...] = (
+    ("backalley_raw_text", raw_codec.text, "BLOB", "VARCHAR", pa.string()),
+    ("backalley_raw_bytes", raw_codec.decompress, "BLOB", "BLOB", pa.binary()),
+    ("backalley_zstd", _compress_text, "VARCHAR", "BLOB", pa.binary()),
+)
+
+
+def register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    """backalley's SQL functions on ``con`` (and its cursors): ``backalley_raw(raw_zstd)`` is the raw text.
+
+    ``backalley_raw_bytes(raw_zstd)`` gives the exact bytes. The Python functions
+    belong to the database instance, the ``backalley_raw`` macro to the
+    connection: a cursor needs this call too.
+    """
+    known = {
+        r[0]
+        for r in con.execute(
+            "SELECT function_name FROM duckdb_functions() WHERE function_name IN (?, ?, ?)",
+            [f[0] for f in _FUNCTIONS],
+        ).fetchall()
+    }
+    for name, fn, arg, ret, arrow in _FUNCTIONS:
+        if name not in known:
+            # "arrow" (a string: DuckDB 1.x and 2.x name the enum in different modules): a batch a call.
+            con.create_function(  # type: ignore[call-overload]
+                name, _raw_udf(fn, arrow), [duckdb.sqltype(arg)], duckdb.sqltype(ret), type="arrow", side_effects=False
+            )
+    con.execute(f"CREATE OR REPLACE TEMP MACRO {RAW_FUNCTION}(b) AS backalley_raw_text(b)")
 
 
 def _create_schema(con: duckdb.DuckDBPyConnection) -> None:
     for ddl in TABLE_DDL.values():
         con.execute(ddl)
+    con.execute(RAW_FALLBACK_DDL)
     _create_views(con)
     con.execute("INSERT INTO meta VALUES ('schema_version', ?), ('created_by', 'backalley')", [str(SCHEMA_VERSION)])
 
@@ -584,7 +888,7 @@ def _read_version(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
 
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only, config=config or {})
+        con = duckdb.connect(str(path), read_only=read_only, config=config or {})
     except duckdb.IOException as exc:
         text = str(exc)
         if "lock" in text.lower():
@@ -597,6 +901,17 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) 
         raise StoreError(f"{path}: cannot open: {text.splitlines()[0]}") from None
     except duckdb.Error as exc:
         raise StoreError(f"{path}: cannot open: {str(exc).splitlines()[0]}") from None
+    try:
+        register_functions(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def connect(path: Path | str, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """A plain DuckDB connection to a database, with backalley's SQL functions (:func:`register_functions`)."""
+    return _connect(Path(path), read_only)
 
 
 def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -620,6 +935,28 @@ def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
                 else "open it once for writing (e.g. `backalley ingest`) to migrate it"
             )
         )
+
+
+#: ``meta`` key naming a folder of Parquet files the views read (a lake attached by
+#: ``backalley attach``): reading it stays allowed when all other file access is not.
+LAKE_KEY = "lake"
+
+
+def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """No file access but to an attached lake's folder (``meta`` key :data:`LAKE_KEY`); the settings locked."""
+    try:
+        dirs = [str(r[0]) for r in con.execute("SELECT value FROM meta WHERE key = ?", [LAKE_KEY]).fetchall()]
+    except duckdb.Error:  # not a backalley database: check_readable says so
+        dirs = []
+    if dirs:
+        con.execute("SET allowed_directories = ?", [dirs])
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def create_views(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create every view of the schema over the tables (or views standing for them) in ``con``."""
+    _create_views(con)
 
 
 class Store:
@@ -671,10 +1008,10 @@ class Store:
         config: dict[str, Any] = {}
         if memory_limit is not None:
             config["memory_limit"] = memory_limit
-        if not external_access:
-            config |= {"enable_external_access": False, "lock_configuration": True}
         con = _connect(p, read_only=True, config=config)
         try:
+            if not external_access:
+                _lock_down(con)
             check_readable(con, p)
         except BaseException:
             con.close()
@@ -757,10 +1094,27 @@ class Store:
         """Remove every row of these games from every per-game table."""
         if not game_ids:
             return
-        for t in (*GAME_TABLES, *DD_TABLES):
-            self.con.execute(f"DELETE FROM {t} WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", [list(game_ids)])
+        ids = [list(game_ids)]
+        keys = "SELECT game_key FROM g_games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))"
+        for t in NARROW_TABLES[1:]:
+            self.con.execute(f"DELETE FROM {t} WHERE game_key IN ({keys})", ids)
+        for t in (*DD_TABLES, "g_games"):
+            self.con.execute(f"DELETE FROM {t} WHERE game_id IN (SELECT unnest(?::VARCHAR[]))", ids)
 
     # -- reading -----------------------------------------------------------------------------
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of this connection, with backalley's SQL functions (the ``raw`` of ``games`` needs them)."""
+        cur = self.con.cursor()
+        register_functions(cur)
+        return cur
+
+    def raw(self, game_id: str) -> bytes:
+        """The exact bytes a stored game was read from; :class:`GameNotFoundError` when it is not stored."""
+        rows = self.con.execute("SELECT raw_zstd FROM g_games WHERE game_id = ?", [game_id]).fetchall()
+        if not rows:
+            raise GameNotFoundError(f"{self.path}: no stored game has game_id {game_id!r}")
+        return raw_codec.decompress(rows[0][0])
 
     def schema_version(self) -> int | None:
         return _read_version(self.con, str(self.path))
@@ -931,6 +1285,12 @@ def _buckets(rows: int, per_file: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def read_raw(db: Path | str | None, game_id: str) -> bytes:
+    """The exact bytes a stored game was read from (``backalley raw``)."""
+    with Store.open_readonly(db) as store:
+        return store.raw(game_id)
+
+
 def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any]:
     """Write every table as Parquet under ``out_dir`` and a ``manifest.json``; returns the manifest.
 
@@ -1055,9 +1415,15 @@ __all__ = [
     "DEFAULT_DB",
     "GAME_TABLES",
     "MIGRATIONS",
+    "NARROW_DDL",
+    "NARROW_TABLES",
+    "RAW_FUNCTION",
     "SCHEMA_VERSION",
     "TABLES",
+    "TABLE_VIEWS",
     "VIEWS",
+    "VIEW_DDL",
+    "GameNotFoundError",
     "NotAStoreError",
     "QueryError",
     "ReadOnlyQueryError",
@@ -1066,6 +1432,10 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "check_readable",
+    "connect",
     "default_db",
     "export",
+    "read_raw",
+    "register_functions",
+    "view_sql",
 ]

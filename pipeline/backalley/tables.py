@@ -1,10 +1,13 @@
-"""The row data of many games -> one Arrow table per store table (in the writer).
+"""The row data of many games -> one Arrow table per narrow store table (in the writer).
 
 :func:`game_tables` turns the compact row data the workers send
-(:class:`backalley.rows.Built`: tuples, packed int64 fields and per-trick bytes)
-into Arrow tables column-wise: numpy for the derived columns, and string
-columns as dictionary arrays over small lookup tables (seat, card and suit
-names, the chunk's game ids and players), so that no string is copied.
+(:class:`backalley.rows.Built`: tuples, packed int64 fields, per-trick bytes and
+the raw text compressed) into the Arrow tables of the narrow schema
+(:data:`backalley.store.NARROW_TABLES`) column-wise, with numpy: an integer game
+key per game, small integer codes for seats, cards, suits, kinds and sides, and
+one row per trick with its four cards. It is the one way from built rows to
+stored rows: the embedded store inserts these tables, and anything else that
+keeps the same tables gets them from here.
 
 The writer runs it, not the workers: built per worker task (a few dozen
 games) the tables cost about 0.3 ms a game, against about 0.1 ms in the writer
@@ -19,13 +22,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, NUM_CARDS, SUITS
+from backalley import raw as raw_codec
+from backalley.cards import NUM_CARDS
 from backalley.rows import (
-    BID_FIELDS,
     BID_INTS,
-    BID_KINDS,
-    CONTRACT_KINDS,
-    DEAL_FIELDS,
     DEAL_INTS,
     GAME_FIELDS,
     GAME_SIDE_FIELDS,
@@ -42,6 +42,7 @@ _STR = pa.string()
 _I32 = pa.int32()
 _I64 = pa.int64()
 _BOOL = pa.bool_()
+_I8 = pa.int8()
 _TS = pa.timestamp("us", tz="UTC")
 
 GAME_TYPES: dict[str, Any] = {
@@ -82,59 +83,11 @@ VIOLATION_TYPES: dict[str, Any] = {
     "trick": _I32,
     "seat": _STR,
 }
-_DEAL_STR = {
-    "game_id",
-    "dealer",
-    "trump_card",
-    "trump_suit",
-    "joker_swap_seat",
-    "joker_swap_drawn",
-    "opening_leader",
-    "ns_contract_kind",
-    "ew_contract_kind",
-}
-_DEAL_BOOL = {"no_trump", "pass_out", "ns_made", "ew_made"}
-_DEAL_I64 = {
-    "ns_contract",
-    "ew_contract",
-    "points_ns",
-    "points_ew",
-    "recorded_tricks_ns",
-    "recorded_tricks_ew",
-    "recorded_points_ns",
-    "recorded_points_ew",
-}
-DEAL_TYPES: dict[str, Any] = {
-    f: _STR if f in _DEAL_STR else _BOOL if f in _DEAL_BOOL else _I64 if f in _DEAL_I64 else _I32 for f in DEAL_FIELDS
-}
-BID_TYPES: dict[str, Any] = {
-    "game_id": _STR,
-    "deal": _I32,
-    "position": _I32,
-    "seat": _STR,
-    "player": _STR,
-    "kind": _STR,
-    "value": _I64,
-    "board_level": _I32,
-    "multiplier": _I32,
-    "side": _STR,
-    "rainbow": _BOOL,
-}
 assert tuple(GAME_TYPES) == GAME_FIELDS and tuple(VIOLATION_TYPES) == VIOLATION_FIELDS
-assert tuple(BID_TYPES) == BID_FIELDS and tuple(GAME_SIDE_TYPES) == GAME_SIDE_FIELDS
+assert tuple(GAME_SIDE_TYPES) == GAME_SIDE_FIELDS
 
-#: Lookup arrays indexed by small ints.
-SEAT_ARRAY = pa.array(list("NESW"), _STR)
-CARD_ARRAY = pa.array(CARD_NAMES, _STR)
-#: Natural suit letter of each card; NULL for the jokers.
-CARD_SUIT_ARRAY = pa.array([SUITS[s] if s < 4 else None for s in CARD_SUIT], _STR)
-#: Suit letter of a suit index 0..3; NULL for 4 (no trump, or a joker led in a no-trump deal).
-SUIT_ARRAY = pa.array([*SUITS, None], _STR)
-CONTRACT_KIND_ARRAY = pa.array(CONTRACT_KINDS, _STR)
-BID_KIND_ARRAY = pa.array(BID_KINDS, _STR)
-SIDE_ARRAY = pa.array(SIDE_NAMES, _STR)
-#: Rank 2..14 for two..ace; 15 for the Little and 16 for the Big Blooper.
-RANK_VALUES = np.array([r + 2 for r in CARD_RANK], dtype=np.int32)
+#: The code of each side name (:data:`~backalley.rows.SIDE_NAMES`).
+SIDE_CODE = {name: k for k, name in enumerate(SIDE_NAMES)}
 
 
 @lru_cache(maxsize=64)
@@ -163,53 +116,49 @@ def _by_rules(built: list[Built]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any,
 
 _D = {f: k for k, f in enumerate(DEAL_INTS)}
 _B = {f: k for k, f in enumerate(BID_INTS)}
-#: How each packed deal field becomes its column: a type, or a lookup array for strings.
-_DEAL_COLUMNS: dict[str, tuple[str, Any]] = {
-    "number": ("number", _I32),
-    "hand_size": ("hand_size", _I32),
-    "dealer": ("dealer", SEAT_ARRAY),
-    "trump_card": ("trump_card", CARD_ARRAY),
-    "trump_suit": ("trump", SUIT_ARRAY),
-    "joker_swap_seat": ("joker_swap_seat", SEAT_ARRAY),
-    "joker_swap_drawn": ("joker_swap_drawn", CARD_ARRAY),
-    "pass_out": ("pass_out", _BOOL),
-    "opening_leader": ("opening_leader", SEAT_ARRAY),
-    "ns_contract_kind": ("ns_contract_kind", CONTRACT_KIND_ARRAY),
-    "ns_contract": ("ns_contract", _I64),
-    "ns_board_level": ("ns_board_level", _I32),
-    "ew_contract_kind": ("ew_contract_kind", CONTRACT_KIND_ARRAY),
-    "ew_contract": ("ew_contract", _I64),
-    "ew_board_level": ("ew_board_level", _I32),
-    **{f: (f, DEAL_TYPES[f]) for f in DEAL_FIELDS[18:]},
-}
-assert all(DEAL_TYPES[f] == t for f, (_, t) in _DEAL_COLUMNS.items() if isinstance(t, pa.DataType))
 
 
-def game_tables(games: list[tuple[Item, Built]]) -> dict[str, pa.Table]:
-    """The rows of these games (each with its input) in every per-game table, in insert order.
+def game_tables(games: list[tuple[Item, Built]], first_key: int = 1) -> dict[str, pa.Table]:
+    """The rows of these games (each with its input) in every narrow table, in insert order.
 
-    ``games`` gets everything but ``run_id`` and ``ingested_at``, which the writer adds.
+    The one way from built rows to the store's tables (:data:`backalley.store.NARROW_TABLES`):
+    the games get the keys ``first_key``, ``first_key + 1``, ... in order, and
+    ``g_games`` gets everything but ``run_id`` and ``ingested_at``, which the writer adds.
     """
     if not games:
         return {}
     built = [b for _, b in games]
+    keys = np.arange(first_key, first_key + len(built), dtype=np.int64)
     g = rows_table([b.game for b in built], GAME_TYPES)
+    g = g.add_column(0, "game_key", pa.array(keys, _I32))
     g = g.append_column("content_hash", pa.array([b.sha for b in built], _STR))
     g = g.append_column("source", pa.array([it.source for it, _ in games], _STR))
     g = g.append_column("line", pa.array([it.line for it, _ in games], _I32))
-    g = g.append_column("raw", _text([it.raw for it, _ in games]))
-    out = {"games": g, **_deal_tables(built)}
-    out["violations"] = rows_table([r for b in built for r in b.violations], VIOLATION_TYPES)
-    out["game_sides"] = rows_table([r for b in built for r in b.game_sides], GAME_SIDE_TYPES)
-    sides = _side_table(built)
+    zipped = [b.raw_zstd or raw_codec.compress(it.raw) for it, b in games]
+    g = g.append_column("raw_zstd", pa.array(zipped, pa.binary()))
+    out = {"g_games": g, **_deal_tables(built, keys)}
+    out["g_violations"] = _keyed([b.violations for b in built], keys, VIOLATION_TYPES)
+    out["g_game_sides"] = _keyed(
+        [[(s, SIDE_CODE[name], score, rv) for s, name, score, rv in b.game_sides] for b in built],
+        keys,
+        {"game_id": _STR, "side": _I8, "score": _I32, "recorded_score": _I64},
+    )
+    sides = _side_table(built, keys)
     if sides is not None:
-        out["deal_sides"] = sides
+        out["g_deal_sides"] = sides
     return out
 
 
+def _keyed(rows: list[list[tuple[Any, ...]]], keys: _IntArray, types: dict[str, Any]) -> pa.Table:
+    """Each game's rows (``game_id`` first) as a table keyed by the game's key instead."""
+    t = rows_table([r for per_game in rows for r in per_game], types)
+    counts = np.array([len(r) for r in rows], dtype=np.int64)
+    return t.set_column(0, "game_key", pa.array(np.repeat(keys, counts), _I32))
+
+
 _SIDE_COLUMNS: dict[str, Any] = {
-    "side": SIDE_ARRAY,
-    "contract_kind": CONTRACT_KIND_ARRAY,
+    "side": _I8,
+    "contract_kind": _I8,
     "contract": _I64,
     "multiplier": _I32,
     "board_level": _I32,
@@ -222,37 +171,21 @@ _SIDE_COLUMNS: dict[str, Any] = {
 assert tuple(_SIDE_COLUMNS) == SIDE_INTS
 
 
-def _side_table(built: list[Built]) -> pa.Table | None:
-    """``deal_sides`` of a chunk's games: ``nsides`` rows per deal, from the packed data."""
+def _side_table(built: list[Built], keys: _IntArray) -> pa.Table | None:
+    """``g_deal_sides`` of a chunk's games: ``nsides`` rows per deal, from the packed data."""
     width = len(SIDE_INTS)
     rows = np.array([len(b.sides) // (8 * width) for b in built], dtype=np.int64)
     if not rows.any():
         return None
-    ids = pa.array([b.game_id for b in built], _STR)
     values, mask = _packed([b.sides for b in built], [b.side_nulls for b in built], width)
-    game = np.repeat(np.arange(len(built), dtype=np.int64), rows)
     nsides = np.repeat(np.array([b.nsides for b in built], dtype=np.int64), rows)
     cols: dict[str, pa.Array] = {
-        "game_id": _names(ids, game),
+        "game_key": pa.array(np.repeat(keys, rows), _I32),
         "deal": pa.array(((_within(rows) - 1) // nsides + 1).astype(np.int32)),
     }
     for k, (name, how) in enumerate(_SIDE_COLUMNS.items()):
         cols[name] = _column(values[:, k], None if mask is None else mask[:, k], how)
     return pa.table(cols)
-
-
-def _text(raws: list[bytes]) -> pa.Array:
-    """Raw inputs as one string column over their joined bytes (a stored game is UTF-8: it parsed as JSON)."""
-    offsets = np.zeros(len(raws) + 1, dtype=np.int64)
-    np.cumsum([len(r) for r in raws], out=offsets[1:])
-    arr = pa.Array.from_buffers(
-        pa.large_string(), len(raws), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raws))]
-    )
-    try:
-        arr.validate(full=True)  # checks the UTF-8 without a Python str of the chunk
-    except pa.ArrowInvalid:
-        return pa.array([r.decode("utf-8", errors="replace") for r in raws], pa.large_string())
-    return arr
 
 
 def rows_table(rows: list[tuple[Any, ...]], types: dict[str, Any]) -> pa.Table:
@@ -277,19 +210,11 @@ def _packed(data: list[bytes], nulls: list[bytes], width: int) -> tuple[_IntArra
     return ints, np.frombuffer(mask, dtype=np.bool_).reshape(-1, width)
 
 
-def _column(values: _IntArray, mask: _BoolArray | None, how: Any) -> pa.Array:
-    """One column from packed ints: a type, or a lookup array (strings) the ints index."""
+def _column(values: _IntArray, mask: _BoolArray | None, how: pa.DataType) -> pa.Array:
+    """One column of this type from packed ints (codes stay ints: the views name them)."""
     m = mask if mask is not None and mask.any() else None
-    if isinstance(how, pa.DataType):
-        arr = values.astype(bool) if how == _BOOL else values.astype(how.to_pandas_dtype())
-        return pa.array(arr, type=how, mask=m)
-    return _names(how, values, m)
-
-
-def _names(dictionary: pa.Array, indices: Any, mask: Any = None) -> pa.Array:
-    """``dictionary[indices]`` as a dictionary-encoded column: no string is copied, and
-    DuckDB reads it into a VARCHAR column as it would the plain strings."""
-    return pa.DictionaryArray.from_arrays(pa.array(np.asarray(indices, dtype=np.int32), mask=mask), dictionary)
+    arr = values.astype(bool) if how == _BOOL else values.astype(how.to_pandas_dtype())
+    return pa.array(arr, type=how, mask=m)
 
 
 def _within(counts: _IntArray) -> _IntArray:
@@ -299,98 +224,101 @@ def _within(counts: _IntArray) -> _IntArray:
     return np.arange(total, dtype=np.int64) - np.repeat(starts, counts) + 1
 
 
-def _deal_tables(built: list[Built]) -> dict[str, pa.Table]:
-    """``deals``, ``bids``, ``tricks`` and ``plays`` of a chunk's games, column-wise from the packed data."""
+#: The ``g_deals`` columns from the packed deal fields (all but the game key and deal number).
+_DEAL_COLUMNS: dict[str, Any] = {
+    "number": _I32,
+    "hand_size": _I32,
+    "dealer": _I8,
+    "trump_card": _I8,
+    "trump": _I8,
+    "joker_swap_seat": _I8,
+    "joker_swap_drawn": _I8,
+    "pass_out": _BOOL,
+    "opening_leader": _I8,
+    "won_n": _I32,
+    "won_e": _I32,
+    "won_s": _I32,
+    "won_w": _I32,
+}
+
+
+def _deal_tables(built: list[Built], keys: _IntArray) -> dict[str, pa.Table]:
+    """``g_deals``, ``g_bids`` and ``g_tricks`` of a chunk's games, column-wise from the packed data."""
     nd = len(DEAL_INTS)
-    ids = pa.array([b.game_id for b in built], _STR)
-    players = pa.array([p for b in built for p in b.game[5:9]], _STR)
     per_game = np.array([len(b.deals) // (8 * nd) for b in built], dtype=np.int64)
     if not per_game.any():
         return {}
     deals, dmask = _packed([b.deals for b in built], [b.deal_nulls for b in built], nd)
     deal_game = np.repeat(np.arange(len(built), dtype=np.int64), per_game)
     deal_no = _within(per_game)
-    deal_cols: dict[str, pa.Array] = {"game_id": _names(ids, deal_game), "deal": pa.array(deal_no, _I32)}
-    for name, (src, how) in _DEAL_COLUMNS.items():
-        k = _D[src]
+    deal_cols: dict[str, pa.Array] = {"game_key": pa.array(keys[deal_game], _I32), "deal": pa.array(deal_no, _I32)}
+    for name, how in _DEAL_COLUMNS.items():
+        k = _D[name]
         deal_cols[name] = _column(deals[:, k], None if dmask is None else dmask[:, k], how)
-    deal_cols["no_trump"] = pa.array(deals[:, _D["trump"]] == NO_TRUMP)
-    out = {"deals": pa.table({f: deal_cols[f] for f in DEAL_FIELDS})}
+    out = {"g_deals": pa.table(deal_cols)}
 
     bids, bmask = _packed([b.bids for b in built], [b.bid_nulls for b in built], len(BID_INTS))
     bid_deal = np.repeat(np.arange(len(deals), dtype=np.int64), 4)
-    bid_game = deal_game[bid_deal]
-    bid_seat = bids[:, _B["seat"]]
 
     def bcol(f: str, how: Any) -> pa.Array:
         return _column(bids[:, _B[f]], None if bmask is None else bmask[:, _B[f]], how)
 
-    out["bids"] = pa.table(
+    out["g_bids"] = pa.table(
         {
-            "game_id": _names(ids, bid_game),
+            "game_key": pa.array(keys[deal_game[bid_deal]], _I32),
             "deal": pa.array(deal_no[bid_deal], _I32),
-            "position": pa.array(np.tile(np.arange(1, 5, dtype=np.int32), len(deals))),
-            "seat": bcol("seat", SEAT_ARRAY),
-            "player": _names(players, bid_game * 4 + bid_seat),
-            "kind": bcol("kind", BID_KIND_ARRAY),
+            "position": pa.array(np.tile(np.arange(1, 5, dtype=np.int8), len(deals))),
+            "seat": bcol("seat", _I8),
+            "kind": bcol("kind", _I8),
             "value": bcol("value", _I64),
             "board_level": bcol("board_level", _I32),
             "multiplier": bcol("multiplier", _I32),
-            "side": bcol("side", SIDE_ARRAY),
+            "side": bcol("side", _I8),
             "rainbow": bcol("rainbow", _BOOL),
         }
     )
+    tricks = _trick_table(built, keys, deals, deal_game, deal_no)
+    if tricks is not None:
+        out["g_tricks"] = tricks
+    return out
 
+
+def _trick_table(
+    built: list[Built], keys: _IntArray, deals: _IntArray, deal_game: _IntArray, deal_no: _IntArray
+) -> pa.Table | None:
+    """``g_tricks``: one row a trick, its four cards in play order as four columns."""
     per_deal = deals[:, _D["tricks"]]
     if not per_deal.any():
-        return out
+        return None
     trick_deal = np.repeat(np.arange(len(deals), dtype=np.int64), per_deal)
     trick_game = deal_game[trick_deal]
     trump = deals[trick_deal, _D["trump"]]
     game_rules, suit_of, is_trump = _by_rules(built)
     trick_rules = game_rules[trick_game]
-    leader = np.frombuffer(b"".join(b.leaders for b in built), dtype=np.uint8).astype(np.int64)
-    winner = np.frombuffer(b"".join(b.winners for b in built), dtype=np.uint8).astype(np.int64)
+    leader = np.frombuffer(b"".join(b.leaders for b in built), dtype=np.uint8).astype(np.int8)
+    winner = np.frombuffer(b"".join(b.winners for b in built), dtype=np.uint8).astype(np.int8)
     broken = np.frombuffer(b"".join(b.broken for b in built), dtype=np.bool_)
-    cards = np.frombuffer(b"".join(b.cards for b in built), dtype=np.uint8).astype(np.int64)
-    ntr = len(leader)
-    c4 = cards.reshape(ntr, 4)
+    c4 = np.frombuffer(b"".join(b.cards for b in built), dtype=np.uint8).reshape(-1, 4).astype(np.int64)
     led = c4[:, 0]
-    trick_deal_no = deal_no[trick_deal].astype(np.int32)
-    trick_no = _within(per_deal).astype(np.int32)
-    out["tricks"] = pa.table(
+    trumps = is_trump[trick_rules[:, None], trump[:, None], c4]  # (tricks, 4) booleans
+    mask = (trumps * np.array([1, 2, 4, 8], dtype=np.int8)).sum(axis=1, dtype=np.int8)
+    cards = c4.astype(np.int8)
+    return pa.table(
         {
-            "game_id": _names(ids, trick_game),
-            "deal": pa.array(trick_deal_no),
-            "trick": pa.array(trick_no),
-            "leader": _names(SEAT_ARRAY, leader),
-            "leader_player": _names(players, trick_game * 4 + leader),
-            "winner": _names(SEAT_ARRAY, winner),
-            "winner_player": _names(players, trick_game * 4 + winner),
-            "led_card": _names(CARD_ARRAY, led),
-            "led_suit": _names(SUIT_ARRAY, suit_of[trick_rules, trump, led]),
-            "winning_card": _names(CARD_ARRAY, c4[np.arange(ntr), (winner - leader) & 3]),
-            "trump_broken_before": pa.array(broken),
+            "game_key": pa.array(keys[trick_game], _I32),
+            "deal": pa.array(deal_no[trick_deal], _I32),
+            "trick": pa.array(_within(per_deal), _I32),
+            "leader": pa.array(leader),
+            "winner": pa.array(winner),
+            "led_suit": pa.array(suit_of[trick_rules, trump, led].astype(np.int8)),
+            "trumps": pa.array(mask),
+            "broken": pa.array(broken),
+            "card1": pa.array(cards[:, 0]),
+            "card2": pa.array(cards[:, 1]),
+            "card3": pa.array(cards[:, 2]),
+            "card4": pa.array(cards[:, 3]),
         }
     )
-    play_trick = np.repeat(np.arange(ntr, dtype=np.int64), 4)
-    play_game = trick_game[play_trick]
-    seat = (leader[play_trick] + np.tile(np.arange(4, dtype=np.int64), ntr)) & 3
-    out["plays"] = pa.table(
-        {
-            "game_id": _names(ids, play_game),
-            "deal": pa.array(np.repeat(trick_deal_no, 4)),
-            "trick": pa.array(np.repeat(trick_no, 4)),
-            "position": pa.array(np.tile(np.arange(1, 5, dtype=np.int32), ntr)),
-            "seat": _names(SEAT_ARRAY, seat),
-            "player": _names(players, play_game * 4 + seat),
-            "card": _names(CARD_ARRAY, cards),
-            "suit": _names(CARD_SUIT_ARRAY, cards),
-            "rank": pa.array(RANK_VALUES[cards]),
-            "is_trump": pa.array(is_trump[trick_rules[play_trick], trump[play_trick], cards]),
-        }
-    )
-    return out
 
 
 __all__ = ["game_tables", "rows_table"]

@@ -101,7 +101,7 @@ class Service:
     @contextmanager
     def reader(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor for reading: it sees what was committed when it runs."""
-        cur = self.store.con.cursor()
+        cur = self.store.cursor()  # with backalley's SQL functions: games.raw needs them
         try:
             yield cur
         finally:

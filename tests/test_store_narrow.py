@@ -1,0 +1,215 @@
+"""The narrow schema (version 5): views with the old tables' names and columns, the raw text, the upgrade.
+
+``tests/fixtures/store-v4.duckdb.gz`` was written by the release before the
+narrow schema (see tests/fixtures/README.md): its tables are what the views must
+still show, read from the file itself before it is upgraded.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from backalley import store as store_mod
+from backalley.cli import app
+from backalley.ingest import ingest
+from backalley.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "fixtures" / "store-v4.duckdb.gz"
+SAMPLE = ROOT / "data" / "sample"
+#: Every name users query: the version-4 tables and the views.
+NAMES = (*store_mod.TABLES, *store_mod.VIEWS, *store_mod.DD_TABLES)
+#: Columns that differ between two ingests of the same inputs (times; run counters by file).
+VOLATILE = {"ingested_at", "rejected_at", "started_at", "finished_at"}
+runner = CliRunner()
+
+
+def unpack_fixture(tmp_path: Path) -> Path:
+    db = tmp_path / "v4.duckdb"
+    with gzip.open(FIXTURE, "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return db
+
+
+def columns(con: duckdb.DuckDBPyConnection, name: str) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in con.execute(f"DESCRIBE {name}").fetchall()]
+
+
+def contents(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> dict[str, Any]:
+    """Columns (name, type) and sorted rows of each name, without the volatile columns."""
+    out = {}
+    for name in names:
+        cols = [c for c in columns(con, name) if c[0] not in VOLATILE]
+        rows = con.execute(f"SELECT {', '.join(c[0] for c in cols)} FROM {name}").fetchall()
+        out[name] = (cols, sorted(rows, key=repr))
+    return out
+
+
+def fixture_inputs(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the fixture was made of, ingested in the same runs, by the same paths (the double-dummy tables aside)."""
+    monkeypatch.chdir(ROOT)
+    files = ("valid-games.jsonl", "faulty-games.jsonl", "bad-inputs.jsonl")
+    ingest([f"data/sample/{f}" for f in files], db.resolve(), workers=1)
+    ingest(["data/sample/rulesets/"], db.resolve(), workers=1)
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = unpack_fixture(tmp_path)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("4",)]
+        before = contents(con, NAMES)
+    assert len(before["games"][1]) == 118 and len(before["dd_deals"][1]) == 154
+
+    monkeypatch.setattr(store_mod, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
+    with Store.open(db) as s:
+        assert s.schema_version() == store_mod.SCHEMA_VERSION == 5
+        kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+    assert {kinds[t] for t in store_mod.GAME_TABLES} == {"VIEW"}
+    assert {kinds[t] for t in store_mod.NARROW_TABLES} == {"BASE TABLE"}
+    with store_mod.connect(db) as con:
+        after = contents(con, NAMES)
+    # Every name keeps its columns (names, types, order) and every row, the raw text included.
+    for name in NAMES:
+        assert after[name] == before[name], name
+
+    fresh = tmp_path / "fresh.duckdb"
+    fixture_inputs(fresh, monkeypatch)
+    with store_mod.connect(fresh) as con:
+        again = contents(con, tuple(n for n in NAMES if n not in store_mod.DD_TABLES))
+    for name, (cols, rows) in again.items():
+        assert (cols, rows) == after[name], name
+
+
+def test_the_upgraded_schema_is_the_schema_of_a_new_file(tmp_path: Path) -> None:
+    db = unpack_fixture(tmp_path)
+    Store.open(db).close()
+    fresh = tmp_path / "new.duckdb"
+    Store.open(fresh).close()
+
+    def schema(path: Path) -> dict[str, Any]:
+        with store_mod.connect(path) as con:
+            names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
+            return {"columns": {n: con.execute(f"DESCRIBE {n}").fetchall() for n in sorted(names)}, "views": views}
+
+    assert schema(db) == schema(fresh)
+
+
+def test_the_narrow_tables_hold_codes_and_one_row_a_trick(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "s.duckdb"
+    fixture_inputs(db, monkeypatch)
+    with Store.open_readonly(db) as s:
+        con = s.con
+        strings = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE data_type = 'VARCHAR' "
+            "AND table_name IN ('g_deals', 'g_bids', 'g_tricks', 'g_game_sides', 'g_deal_sides')"
+        ).fetchall()
+        assert strings == []
+        assert (
+            con.execute("SELECT count(*) * 4 FROM g_tricks").fetchall()
+            == con.execute("SELECT count(*) FROM plays").fetchall()
+        )
+        # The game key is the one link: every detail row has its game.
+        for t in store_mod.NARROW_TABLES[1:]:
+            orphans = con.execute(f"SELECT count(*) FROM {t} WHERE game_key NOT IN (SELECT game_key FROM g_games)")
+            assert orphans.fetchall() == [(0,)], t
+        # A trick's winning card is the card its winner played.
+        assert con.execute(
+            "SELECT count(*) FROM tricks t JOIN plays p USING (game_id, deal, trick) "
+            "WHERE p.seat = t.winner AND p.card <> t.winning_card"
+        ).fetchall() == [(0,)]
+
+
+def test_any_duckdb_client_reads_every_view_and_backalley_reads_the_raw_text(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    line = (SAMPLE / "valid-games.jsonl").read_bytes().splitlines()[0]
+    (tmp_path / "g.jsonl").write_bytes(line + b"\n")
+    ingest([str(tmp_path / "g.jsonl")], db)
+    with duckdb.connect(str(db), read_only=True) as con:  # no backalley function: raw reads NULL
+        for name in NAMES:
+            con.execute(f"SELECT * FROM {name}").fetchall()
+        assert con.execute("SELECT raw IS NULL, game_id FROM games").fetchall()[0][0] is True
+    with store_mod.connect(db) as con:
+        assert con.execute("SELECT raw FROM games").fetchall() == [(line.decode("utf-8"),)]
+        assert con.execute("SELECT backalley_raw_bytes(raw_zstd) FROM g_games").fetchall() == [(line,)]
+        assert con.execute("SELECT octet_length(raw_zstd) < ? FROM g_games", [len(line) // 3]).fetchall() == [(True,)]
+
+
+def test_view_sql_reads_the_narrow_tables_from_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same views over the same tables kept elsewhere (here: another attached database) answer the same."""
+    db = tmp_path / "s.duckdb"
+    fixture_inputs(db, monkeypatch)
+    ddl = store_mod.view_sql(lambda t: f"elsewhere.main.{t}")
+    assert all("FROM g_" not in sql and "JOIN g_" not in sql for sql in ddl.values())
+    with store_mod.connect(db) as con:
+        want = contents(con, (*store_mod.GAME_TABLES, *store_mod.VIEWS))
+    con = duckdb.connect()
+    try:
+        store_mod.register_functions(con)
+        con.execute(f"ATTACH '{db}' AS elsewhere (READ_ONLY)")
+        for sql in ddl.values():
+            con.execute(sql)
+        got = contents(con, (*store_mod.GAME_TABLES, *store_mod.VIEWS))
+    finally:
+        con.close()
+    assert got == want
+
+
+# --- the raw text: exact bytes -------------------------------------------------------------------
+
+
+def odd_inputs(folder: Path) -> dict[str, bytes]:
+    """A game as a .json file with a BOM, CRLF line breaks and non-ASCII text, and one as a line with a
+    U+FEFF and other non-ASCII inside; returns the bytes each game's record is (the file's BOM is not)."""
+    folder.mkdir()
+    lines = (SAMPLE / "valid-games.jsonl").read_bytes().splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    first["event"] = "Café «Zürich» – ♠♥ 🂡"
+    pretty = json.dumps(first, ensure_ascii=False, indent=2).replace("\n", "\r\n").encode("utf-8")
+    (folder / "a.json").write_bytes(b"\xef\xbb\xbf" + pretty + b"\r\n")
+    second["event"] = "\ufeffBOM inside, ñ, 日本"
+    line = json.dumps(second, ensure_ascii=False).encode("utf-8")
+    (folder / "b.jsonl").write_bytes(b"\n" + line + b"\r\n")
+    return {first["game_id"]: pretty + b"\r\n", second["game_id"]: line}
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_backalley_raw_writes_the_exact_bytes(tmp_path: Path) -> None:
+    want = odd_inputs(tmp_path / "in")
+    db = tmp_path / "s.duckdb"
+    assert ingest([str(tmp_path / "in")], db).inserted == 2
+    for gid, data in want.items():
+        result = runner.invoke(app, ["raw", gid, "--db", str(db)])
+        assert result.exit_code == 0, result.output
+        assert result.stdout_bytes == data
+        with Store.open_readonly(db) as s:
+            assert s.con.execute("SELECT content_hash, raw FROM games WHERE game_id = ?", [gid]).fetchall() == [
+                (hashlib.sha256(data).hexdigest(), data.decode("utf-8"))
+            ]
+    gid, data = next(iter(want.items()))
+    target = tmp_path / "out.json"
+    assert runner.invoke(app, ["raw", gid, "--db", str(db), "-o", str(target)]).exit_code == 0
+    assert target.read_bytes() == data
+    again = runner.invoke(app, ["raw", gid, "--db", str(db), "-o", str(target)])
+    assert again.exit_code == 2 and "already exists" in again.output
+    assert runner.invoke(app, ["raw", gid, "--db", str(db), "-o", str(target), "--force"]).exit_code == 0
+    missing = runner.invoke(app, ["raw", "no-such-game", "--db", str(db)])
+    assert missing.exit_code == 2 and "no stored game has game_id 'no-such-game'" in missing.output
+    query = runner.invoke(
+        app, ["query", "--db", str(db), "--format", "ndjson", "SELECT backalley_raw(raw_zstd) AS t FROM g_games"]
+    )
+    assert query.exit_code == 0 and {json.loads(r)["t"] for r in query.stdout.splitlines() if r.strip()} == {
+        d.decode("utf-8") for d in want.values()
+    }
