@@ -13,7 +13,7 @@ from backalley import rules
 from backalley.analysis import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
 from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
 from backalley.engine import DealState
-from backalley.rules import BOARD, PASS, find_ruleset
+from backalley.rules import BOARD, PASS, STANDARD, Ruleset, find_ruleset
 from backalley.simulate import choose_bid, choose_play, player_pool, simulate_games
 from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 
@@ -24,8 +24,20 @@ NO_PRUNING = Pruning(tt=False, equivalence=False, quick_tricks=False, ordering=F
 ONE_OFF = [replace(ALL_PRUNING, **{name: False}) for name in ("tt", "equivalence", "quick_tricks", "ordering")]
 
 
-def minimax(hands: list[int], leader: int, trick: list[int], broken: bool, trump: int, claimers: int, side: int) -> int:
-    """The side's tricks from here by plain minimax over every legal card (memo on exact positions only)."""
+def minimax(
+    hands: list[int],
+    leader: int,
+    trick: list[int],
+    broken: bool,
+    trump: int,
+    claimers: int,
+    side: int,
+    ruleset: Ruleset = STANDARD,
+) -> int:
+    """The side's tricks from here by plain minimax over every legal card (memo on exact positions only).
+
+    Every rule is asked of ``ruleset`` directly (follows by position after the leader).
+    """
     memo: dict[tuple[tuple[int, ...], int, bool], int] = {}
 
     def go(hands: list[int], leader: int, trick: list[int], broken: bool) -> int:
@@ -37,9 +49,9 @@ def minimax(hands: list[int], leader: int, trick: list[int], broken: bool, trump
                 return memo[key]
         seat = (leader + len(trick)) & 3
         if trick:
-            moves = rules.legal_follows(hands[seat], trick[0], trump)
+            moves = ruleset.legal_follows(hands[seat], trick[0], trump, len(trick))
         else:
-            moves = rules.legal_leads(hands[seat], trump, broken, bool(claimers >> seat & 1))
+            moves = ruleset.legal_leads(hands[seat], trump, broken, bool(claimers >> seat & 1))
         values = []
         for c in cards_of(moves):
             after = list(hands)
@@ -48,8 +60,8 @@ def minimax(hands: list[int], leader: int, trick: list[int], broken: bool, trump
             if len(played) < 4:
                 values.append(go(after, leader, played, broken))
                 continue
-            winner = (leader + rules.trick_winner(played, trump)) & 3
-            rest = go(after, winner, [], broken or rules.has_trump(played, trump))
+            winner = (leader + ruleset.trick_winner(played, trump)) & 3
+            rest = go(after, winner, [], broken or ruleset.breaks_trump(played, trump))
             values.append((side >> winner & 1) + rest)
         best = max(values) if side >> seat & 1 else min(values)
         if not trick:

@@ -20,39 +20,10 @@ from backalley.analysis import Scope, analyse_files
 from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
 from backalley.rules import Ruleset, all_rulesets, find_ruleset
 from backalley.solver import NATIVE, DealSolver, SolverRules
-from tests.test_solver import EW, NS, SCALE
+from tests.test_solver import EW, NS, SCALE, minimax
 
 RULESETS = all_rulesets()
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "sample" / "rulesets"
-
-
-def minimax(
-    rules: Ruleset, hands: list[int], leader: int, trick: list[int], broken: bool, sr: SolverRules, side: int
-) -> int:
-    """The side's tricks from here over every legal card, every rule asked of ``rules`` directly."""
-
-    def go(hands: list[int], trick: list[int], leader: int, broken: bool) -> int:
-        seat = (leader + len(trick)) & 3
-        if not trick and not hands[seat]:
-            return 0
-        if trick:
-            moves = rules.legal_follows(hands[seat], trick[0], sr.trump, len(trick))
-        else:
-            moves = rules.legal_leads(hands[seat], sr.trump, broken, bool(sr.board_claimers >> seat & 1))
-        values = []
-        for c in cards_of(moves):
-            after = list(hands)
-            after[seat] &= ~(1 << c)
-            played = [*trick, c]
-            if len(played) < 4:
-                values.append(go(after, played, leader, broken))
-                continue
-            winner = (leader + rules.trick_winner(played, sr.trump)) & 3
-            rest = go(after, [], winner, broken or rules.breaks_trump(played, sr.trump))
-            values.append((side >> winner & 1) + rest)
-        return max(values) if side >> seat & 1 else min(values)
-
-    return go(list(hands), list(trick), leader, broken)
 
 
 def random_hands(rng: random.Random, rules: Ruleset, n: int) -> list[int]:
@@ -78,7 +49,10 @@ def test_solver_values_are_minimax_values_for_every_ruleset(rules: Ruleset) -> N
     rng = random.Random(rules.label())
     for _ in range(int(60 * SCALE)):
         solver, side = position(rng, rules, rng.randint(1, 4), native=False)
-        rest = minimax(rules, solver.hands, solver.leader, solver.trick, solver.broken, solver.rules, side)
+        sr = solver.rules
+        rest = minimax(
+            solver.hands, solver.leader, solver.trick, solver.broken, sr.trump, sr.board_claimers, side, rules
+        )
         assert solver.value() == solver.won + rest, (rules.label(), solver.hands, solver.rules, side)
 
 
@@ -134,7 +108,7 @@ def test_lowest_trump_keeps_its_identity_in_the_transposition_table() -> None:
     hands = [sum(1 << CARD_NAMES.index(c) for c in hand.split()) for hand in names]
     sr, led = SolverRules(2, 0b0110, rules), CARD_NAMES.index("7C")
     after = [*hands[:3], hands[3] & ~(1 << led)]
-    expected = minimax(rules, after, 3, [led], False, sr, NS)
+    expected = minimax(after, 3, [led], False, sr.trump, sr.board_claimers, NS, rules)
     for native in (False, True) if NATIVE else (False,):
         solver = DealSolver(hands, 3, sr, NS, native=native)
         solver.play(led)
