@@ -84,9 +84,11 @@ def games(
     cur: duckdb.DuckDBPyConnection, game_ids: list[str], text: RecordText = record_text
 ) -> dict[str, dict[str, Any]]:
     """:func:`game` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
-    ids = [list(dict.fromkeys(game_ids))]
-    among = "game_id IN (SELECT unnest(?::VARCHAR[]))"
+    ids = list(dict.fromkeys(game_ids))
+    among = _among(ids)
     out: dict[str, dict[str, Any]] = {}
+    if not ids:
+        return out
     for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
         g = _json_safe(row)
         g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
@@ -103,6 +105,12 @@ def games(
         figures = game_figures(cur, gid)  # by side: two teams, or four seats without partnerships
         g["by_side"] = page_sides(figures) if figures is not None else None
     return out
+
+
+def _among(ids: list[str]) -> str:
+    """``game_id IN (?, …)``, a placeholder per id: DuckDB pushes a plain list through the views into
+    the narrow tables, where ``IN (SELECT unnest(?))`` made it join every stored deal (10 times slower)."""
+    return f"game_id IN ({', '.join('?' * len(ids))})"
 
 
 def violations(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[dict[str, Any]]:
@@ -261,9 +269,10 @@ WinnersOf = Callable[[duckdb.DuckDBPyConnection, str], Winners]
 def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, Winners]:
     """The :data:`Winners` of each of ``game_ids`` (empty for a game not stored or without tricks)."""
     out: dict[str, Winners] = {gid: {} for gid in game_ids}
+    if not out:
+        return out
     rows = cur.execute(
-        "SELECT game_id, deal, trick, winner FROM tricks WHERE game_id IN (SELECT unnest(?::VARCHAR[]))",
-        [list(out)],
+        f"SELECT game_id, deal, trick, winner FROM tricks WHERE {_among(list(out))}", list(out)
     ).fetchall()
     for gid, deal_n, trick, winner in rows:
         out[gid][(deal_n, trick)] = winner
