@@ -71,6 +71,15 @@ def minimax(
     return go(list(hands), leader, list(trick), broken)
 
 
+def played_hands(st: DealState) -> tuple[list[int], list[int]]:
+    """The four hands a played deal started its play with, and its cards in play order."""
+    hands = [0, 0, 0, 0]
+    for leader, trick in st.tricks:
+        for j, card in enumerate(trick):
+            hands[(leader + j) & 3] |= 1 << card
+    return hands, [card for _, t in st.tricks for card in t]
+
+
 def random_deal(rng: random.Random, n: int) -> DealState:
     """A dealt (not yet bid) deal of hand size ``n``: jokers, trump and joker swap as the engine does them."""
     deck = list(range(NUM_CARDS))
@@ -292,11 +301,7 @@ def test_played_tricks_are_the_engines() -> None:
     for _ in range(40):
         st = simulated_deal(rng, rng.randint(1, 8))
         assert st.contracts is not None
-        hands = [0, 0, 0, 0]
-        for leader, trick in st.tricks:
-            for j, card in enumerate(trick):
-                hands[(leader + j) & 3] |= 1 << card
-        cards = [card for _, t in st.tricks for card in t]
+        hands, cards = played_hands(st)
         deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, 0, st.tricks[0][0], cards)
         solver_rules = SolverRules(st.trump, 0)
         assert played_tricks(deal, solver_rules, NS) == st.won[0]
@@ -342,11 +347,7 @@ def test_with_partnerships_each_cost_is_its_own_sides_loss() -> None:
     for _ in range(int(20 * SCALE)):
         st = simulated_deal(rng, rng.randint(1, 5))
         assert st.contracts is not None
-        hands = [0, 0, 0, 0]
-        for leader, trick in st.tricks:
-            for j, card in enumerate(trick):
-                hands[(leader + j) & 3] |= 1 << card
-        cards = [card for _, t in st.tricks for card in t]
+        hands, cards = played_hands(st)
         claimers = st.contracts.board_claimers
         deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, claimers, st.tricks[0][0], cards)
         v = solve_deal(deal)

@@ -169,15 +169,7 @@ def fast_decode(raw: bytes) -> FastRecord | None:
         rec = _FAST_DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
-    p = _nfc_players(rec)
-    if len({p.N, p.E, p.S, p.W}) < 4:
-        return None
-    if rec.played_at is not msgspec.UNSET:
-        try:
-            _check_datetime(rec.played_at)
-        except ValueError:
-            return None
-    return rec
+    return rec if _common_ok(rec) else None
 
 
 def to_fast(value: dict[str, Any]) -> FastRecord:
@@ -339,7 +331,9 @@ def fast_decode_any(raw: bytes) -> AnyFastRecord | None:
     return rec2
 
 
-def _common_ok(rec: FastRecordV2) -> bool:
+def _common_ok(rec: FastRecord | FastRecordV2) -> bool:
+    """Four distinct players (after NFC) and a well-formed ``played_at``: what both formats check beyond
+    their Structs."""
     p = _nfc_players(rec)
     if len({p.N, p.E, p.S, p.W}) < 4:
         return False
