@@ -3,8 +3,8 @@
 The record models (``backalley.record``: pydantic models, built at import, for
 the records that fail the fast decoder) and rich (the console, the progress
 bar) are each a large share of a command's start-up; a run of valid records
-on a pipe needs neither.  (pydantic itself is imported by typer to convert the
-command's options.)  No timing here: the benchmark (``benchmarks/run.py``, the
+on a pipe needs neither, nor pydantic itself (typer 0.29 imports it to convert
+every option: the dependency is pinned below it).  No timing here: the benchmark (``benchmarks/run.py``, the
 ``rulesets`` stage) measures the start-up share.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backalley.simulate import write_games
 
-SLOW = ("rich.console", "rich.progress", "backalley.record")
+SLOW = ("rich.console", "rich.progress", "backalley.record", "pydantic")
 
 
 def loaded_after(code: str) -> set[str]:
