@@ -25,8 +25,27 @@ from backalley.validate import check
 from tests.test_record import drop, json_values, paths_of, set_path
 
 BAB = make_record("v2-bab", random.Random(3), player_pool(8), 0, rules=find_ruleset("bab-online"))
-SMALL = {**BAB, "deals": BAB["deals"][:1]}
-SMALL.pop("final_score")
+
+
+def small(rec: dict[str, Any]) -> dict[str, Any]:
+    """The first deal of ``rec`` (and no final score): quick to check, every field still there."""
+    out = {**rec, "deals": rec["deals"][:1]}
+    out.pop("final_score", None)
+    return out
+
+
+SMALL = small(BAB)
+#: One small record of each format-2 ruleset (and option kind): the fast path has a Struct per ruleset.
+SMALLS = {
+    "bab-online": SMALL,
+    "pereulok": small(make_record("v2-pe", random.Random(4), player_pool(8), 0, rules=find_ruleset("pereulok"))),
+    "pereulok+no_partnerships": small(
+        make_record("v2-pn", random.Random(5), player_pool(8), 0, rules=find_ruleset("pereulok", ["no_partnerships"]))
+    ),
+    "standard+short_deck": small(
+        make_record("v2-sd", random.Random(6), player_pool(8), 0, rules=find_ruleset("standard", ["short_deck"]))
+    ),
+}
 
 
 def schema_paths(rec: Any) -> list[str]:
@@ -72,6 +91,48 @@ def test_v2_schema_rules_and_both_decoders(
     assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
 
 
+#: Edits of the other rulesets' records, each the rule of one per-ruleset field or word.
+RULESET_EDITS: list[tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]], str | None]] = [
+    ("pereulok", "as is", lambda r: r, None),
+    ("pereulok", "a turned card", lambda r: set_path(r, ("deals", 0, "trump_card"), "2S"), "/deals/0/trump_card"),
+    ("pereulok", "a joker swap", lambda r: set_path(r, ("deals", 0, "joker_swap"), {"seat": "N", "drawn": "2S"}),
+     "/deals/0/joker_swap"),
+    ("pereulok", "a board", lambda r: set_path(r, ("deals", 0, "bids", 1, "bid"), "board"), "/deals/0/bids/1/bid"),
+    ("pereulok", "deal 3", lambda r: set_path(r, ("deals", 0, "number"), 3), "/deals/0/number"),
+    ("pereulok", "no named trump", lambda r: drop(r, ("deals", 0, "trump")), None),
+    ("pereulok", "options twice", lambda r: {**r, "options": ["no_jokers", "no_jokers"]}, "/options"),
+    ("pereulok", "team result without partners", lambda r: {**r, "options": ["no_partnerships"]},
+     "/deals/0/result/tricks"),
+    ("pereulok+no_partnerships", "as is", lambda r: r, None),
+    ("pereulok+no_partnerships", "seats in the final score", lambda r: {**r, "final_score": {"NS": 0, "EW": 0}},
+     "/final_score"),
+    ("standard+short_deck", "as is", lambda r: r, None),
+    ("standard+short_deck", "a named trump", lambda r: set_path(r, ("deals", 0, "trump"), "S"), "/deals/0/trump"),
+    ("standard+short_deck", "a bore", lambda r: set_path(r, ("deals", 0, "bids", 2, "bid"), "board2"),
+     "/deals/0/bids/2/bid"),
+    ("standard+short_deck", "deal 20 of 19", lambda r: set_path(r, ("deals", 0, "number"), 20), "/deals/0/number"),
+    ("standard+short_deck", "deal 20 without the option", lambda r: {**set_path(r, ("deals", 0, "number"), 20),
+     "options": ["no_jokers"]}, None),
+    ("standard+short_deck", "no options", lambda r: drop(r, ("options",)), "/format_version"),
+    ("standard+short_deck", "unknown option", lambda r: {**r, "options": ["jokers_wild"]}, "/options/0"),
+    ("standard+short_deck", "named bab-online", lambda r: {**r, "ruleset": "bab-online"}, "/options"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "name", "edit", "path"), RULESET_EDITS, ids=[f"{r}: {n}" for r, n, _, _ in RULESET_EDITS]
+)
+def test_v2_each_rulesets_struct_and_both_decoders(
+    ruleset: str, name: str, edit: Callable[[dict[str, Any]], dict[str, Any]], path: str | None
+) -> None:
+    rec = edit(json.loads(json.dumps(SMALLS[ruleset])))
+    raw = json.dumps(rec).encode()
+    paths = schema_paths(rec)
+    assert (paths == []) if path is None else (path in paths), (name, paths)
+    assert (fast_decode_any(raw) is not None) == (not paths), name
+    assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
+
+
 def test_simulated_bab_online_record_takes_the_fast_path() -> None:
     raw = json.dumps(BAB).encode()
     assert fast_decode_any(raw) is not None
@@ -79,13 +140,13 @@ def test_simulated_bab_online_record_takes_the_fast_path() -> None:
     assert r.valid and r.complete
 
 
-SMALL_PATHS = paths_of(SMALL)
+SMALL_PATHS = [(name, path) for name, rec in SMALLS.items() for path in paths_of(rec)]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(SMALL_PATHS), json_values())
-def test_v2_fast_and_full_paths_agree_on_random_edits(path: tuple[Any, ...], value: Any) -> None:
-    rec = set_path(SMALL, path, value)
+def test_v2_fast_and_full_paths_agree_on_random_edits(where: tuple[str, tuple[Any, ...]], value: Any) -> None:
+    rec = set_path(SMALLS[where[0]], where[1], value)
     raw = json.dumps(rec).encode()
     assert (fast_decode_any(raw) is not None) == full_accepts(rec)
     assert check(raw).report("s", None) == replay(parse(raw)[0]).report("s", None)
