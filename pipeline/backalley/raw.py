@@ -1,9 +1,9 @@
-"""The raw text of a stored game, compressed: zstd at level 1, in the worker that replays it.
+"""The raw text of a stored game, compressed: zstd at level 3, in the worker that replays it.
 
 A game's raw input (about 21 kB of JSON a game) is by far the largest thing
 stored. Compressed by the single DuckDB writer it cost a sixth of DuckDB's
 time, and more at every checkpoint that merged row groups; compressed here, in
-the workers (about 80-95 µs a game, spread over every CPU), the store only
+the workers (about 125 µs a game, spread over every CPU), the store only
 copies a BLOB of about a fifth of the size.
 
 This module imports nothing but :mod:`zstandard`, so that the workers stay
@@ -17,8 +17,11 @@ import threading
 
 import zstandard
 
-#: zstd level: 1 is the fastest, and JSON of games still shrinks to about a fifth.
-LEVEL = 1
+#: zstd level.  Measured on the benchmark's 10,000 standard games (23.3 kB each): level 1 takes
+#: 100 µs a game to 5.25 kB, level 3 (zstd's default) 125 µs to 5.01 kB; the stored file at
+#: 10,000 games is 75.8 MB at level 1 and 73.2 MB at level 3 (the target is 75 MB).  The
+#: workers pay the 25 µs, spread over every CPU.  Reading does not depend on the level.
+LEVEL = 3
 
 _local = threading.local()
 
