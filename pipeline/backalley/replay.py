@@ -382,9 +382,10 @@ def _deal_cards(
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
-    if rules.deck != FULL_DECK and not _all_in_deck(rules.deck, d):
+    masks = [_mask(hands_in[0]), _mask(hands_in[1]), _mask(hands_in[2]), _mask(hands_in[3])]
+    if rules.deck != FULL_DECK and not _all_in_deck(rules.deck, d, masks):
         _check_deck(rules, d, di, add)
-    hand, seen = _hand_masks(hands_in, di, add)
+    hand, seen = _hand_masks(hands_in, masks, di, add)
     tc_name = d.trump_card
     tc = -1
     if tc_name is not UNSET:
@@ -403,12 +404,18 @@ def _deal_cards(
     return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
 
 
-def _all_in_deck(deck: int, d: AnyDeal) -> bool:
-    """Whether every card of the deal is in ``deck`` (the common case, a mask at a time; else ``_check_deck`` says which)."""
-    hd = d.hands
-    for held in (hd.N, hd.E, hd.S, hd.W, [] if d.stock is UNSET else d.stock):
-        m = _mask(held)
-        if m < 0 or m & ~deck:  # (a repeated card: let _check_deck look at each)
+def _all_in_deck(deck: int, d: AnyDeal, masks: list[int]) -> bool:
+    """Whether every card of the deal is in ``deck`` (the common case, a mask at a time; else ``_check_deck`` says which).
+
+    ``masks`` are the hands' masks (-1 for a hand with a repeated card: then ``_check_deck`` looks at each).
+    """
+    outside = ~deck
+    for m in masks:
+        if m < 0 or m & outside:
+            return False
+    if d.stock is not UNSET:
+        m = _mask(d.stock)
+        if m < 0 or m & outside:
             return False
     tc = d.trump_card
     swap = d.joker_swap
@@ -472,14 +479,17 @@ def _check_hand_sizes(hands_in: tuple[list[CardName], ...], di: int, n: int, num
             )
 
 
-def _hand_masks(hands_in: tuple[list[CardName], ...], di: int, add: Add) -> tuple[list[int], int]:
-    """Each hand as a mask, every repeated card reported; returns the hands and every dealt card."""
+def _hand_masks(hands_in: tuple[list[CardName], ...], masks: list[int], di: int, add: Add) -> tuple[list[int], int]:
+    """Each hand as a mask, every repeated card reported; returns the hands and every dealt card.
+
+    ``masks`` are ``_mask`` of each hand (-1 when a card repeats within it).
+    """
     bit_of = CARD_BIT.__getitem__
     hand = [0, 0, 0, 0]
     seen = 0
     for s in range(4):
         held = hands_in[s]
-        m = _mask(held)
+        m = masks[s]
         if m < 0 or m & seen:  # a repeated card: find it
             m = 0
             for k, cs in enumerate(held):
@@ -688,23 +698,13 @@ def _tricks(
     add: Add,
 ) -> list[int]:
     """Replay every trick (the hot loop); returns the tricks won by each side."""
-    ci = CARD_INDEX
-    si = SEAT_INDEX
-    tab = rules.tables
-    side_of = rules.side_of
     won = [0] * len(rules.sides)
     winners = outcome.winners
     broken_before = outcome.broken_before
     leaders = outcome.leaders
-    is_trump = tab.is_trump[trump]
-    not_trumps = ~tab.trump_mask[trump]
     exempt = con.lead_exempt
     expected_leader = -1 if con.opening_leader is None else con.opening_leader
     broken = False
-    must_by_led = tab.follow_by_led[trump]
-    key_by_led = tab.win_key_by_led[trump]
-    special = tab.special_lead[trump]
-    forced = tab.forced_by_led[trump]
     start = 0
     if _fastplay is not None:  # the regular tricks from the first, in C; the rest below
         table, sides = _packed(rules, trump)
@@ -714,6 +714,16 @@ def _tricks(
         )  # fmt: skip
         if start == len(tricks):
             return won
+    ci = CARD_INDEX
+    si = SEAT_INDEX
+    tab = rules.tables
+    side_of = rules.side_of
+    is_trump = tab.is_trump[trump]
+    not_trumps = ~tab.trump_mask[trump]
+    must_by_led = tab.follow_by_led[trump]
+    key_by_led = tab.win_key_by_led[trump]
+    special = tab.special_lead[trump]
+    forced = tab.forced_by_led[trump]
     rest = tricks[start:] if start else tricks
     cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in rest])))
     outcome.cards += cards
