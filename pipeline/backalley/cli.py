@@ -4,8 +4,6 @@ Library errors become exit codes only here: 0 success, 1 some input invalid or
 rejected, 2 usage or environment errors.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from enum import StrEnum
@@ -42,7 +40,7 @@ class _LazyConsole:
         self._options = options
         self._console: Console | None = None
 
-    def real(self) -> Console:
+    def real(self) -> "Console":
         if self._console is None:
             from rich.console import Console
 
@@ -53,7 +51,7 @@ class _LazyConsole:
         return getattr(self.real(), name)
 
 
-def real_console(console: Console) -> Console:
+def real_console(console: "Console") -> "Console":
     """The rich ``Console`` behind ``err`` or ``out`` (for rich objects that want the real one)."""
     return console.real() if isinstance(console, _LazyConsole) else console
 
@@ -118,7 +116,7 @@ def note(message: str) -> None:
 class _HiddenBar:
     """What the commands call on a progress bar, doing nothing: a hidden bar."""
 
-    def __enter__(self) -> _HiddenBar:
+    def __enter__(self) -> "_HiddenBar":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -131,7 +129,7 @@ class _HiddenBar:
         return None
 
 
-def progress_bar(what: str, *, show: bool, of_total: bool = False) -> Progress:
+def progress_bar(what: str, *, show: bool, of_total: bool = False) -> "Progress":
     """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), rate, time left.
 
     ``of_total`` counts items against the task's total; otherwise the total is in
@@ -524,7 +522,7 @@ def ingest(
     raise typer.Exit(0 if run.clean else 1)
 
 
-def print_run(run: RunSummary, json_out: bool) -> None:
+def print_run(run: "RunSummary", json_out: bool) -> None:
     """An ingest run's summary: its counters as JSON on stdout, or two lines."""
     if json_out:
         sys.stdout.buffer.write(orjson.dumps(run.as_dict()) + b"\n")
@@ -537,7 +535,7 @@ def print_run(run: RunSummary, json_out: bool) -> None:
     )
 
 
-def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_record_bytes: int) -> RunSummary:
+def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_record_bytes: int) -> "RunSummary":
     """``ingest --cluster … --lake …``: the run on Dask into a Delta Lake (usage and cluster errors exit 2)."""
     from backalley.lake import LakeError, check_cluster, connect
     from backalley.lake import ingest as run_on
