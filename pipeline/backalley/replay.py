@@ -382,7 +382,12 @@ def _deal_cards(
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
-    masks = [_mask(hands_in[0]), _mask(hands_in[1]), _mask(hands_in[2]), _mask(hands_in[3])]
+    masks = [
+        _mask(hands_in[0], _NAMES),
+        _mask(hands_in[1], _NAMES),
+        _mask(hands_in[2], _NAMES),
+        _mask(hands_in[3], _NAMES),
+    ]
     if rules.deck != FULL_DECK and not _all_in_deck(rules.deck, d, masks):
         _check_deck(rules, d, di, add)
     hand, seen = _hand_masks(hands_in, masks, di, add)
@@ -414,7 +419,7 @@ def _all_in_deck(deck: int, d: AnyDeal, masks: list[int]) -> bool:
         if m < 0 or m & outside:
             return False
     if d.stock is not UNSET:
-        m = _mask(d.stock)
+        m = _mask(d.stock, _NAMES)
         if m < 0 or m & outside:
             return False
     tc = d.trump_card
@@ -520,8 +525,10 @@ def _check_stock(
     bit_of = CARD_BIT.__getitem__
     stock = [CARD_INDEX[c] for c in stock_in[:2]]
     first = 1 if stock and stock[0] == tc else 0
-    m = _mask(stock_in[first:] if first else stock_in)
-    if m < 0 or m & seen:
+    m = _mask(stock_in, _NAMES)
+    if m >= 0 and first:  # the trump card on top: it is in ``seen`` already
+        m &= ~(1 << tc)
+    if m < 0 or m & seen:  # (a repeat anywhere in the stock: the loop finds the ones that count)
         m = 0
         for k in range(first, len(stock_in)):
             bit = bit_of(stock_in[k])
@@ -783,18 +790,18 @@ def _names_table() -> bytes:
 _NAMES: Final = _names_table()
 
 
-def _mask_py(names: list[CardName]) -> int:
-    """The bitmask of distinct card names, or -1 when one repeats (a sum of distinct bits has no carries)."""
+def _mask_py(names: list[Any], table: bytes = b"", /) -> int:
+    """The bitmask of distinct card names, or -1 when one repeats (a sum of distinct bits has no carries).
+
+    ``table`` is not used: it is there for the signature of ``_fastplay.mask``.
+    """
     m = sum(map(CARD_BIT.__getitem__, names))
     return m if m.bit_count() == len(names) else -1
 
 
-def _mask(names: list[CardName]) -> int:
-    return _mask_py(names) if _fastplay is None else _c_mask(names, _NAMES)  # type: ignore[arg-type]
-
-
-#: ``_fastplay.mask``, looked up once (the replay calls it five times a deal).
-_c_mask: Final = _mask_py if _fastplay is None else _fastplay.mask
+#: ``_mask(names, _NAMES)``: ``_fastplay.mask``, or the same in Python; bound once, called directly
+#: (the replay calls it five times a deal, and a wrapper cost more than the C function).
+_mask: Final = _mask_py if _fastplay is None else _fastplay.mask
 
 
 _PACKED: dict[int, tuple[Ruleset, tuple[tuple[bytes, bytes], ...]]] = {}
