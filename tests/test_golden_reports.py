@@ -18,7 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from backalley.cards import CARD_NAMES
 from backalley.record import fast_decode_any
 from backalley.replay import schema_violations
 from backalley.sources import parse, read
@@ -87,6 +90,36 @@ def test_c_loop_and_python_loop_give_the_same_replay(monkeypatch: pytest.MonkeyP
     assert sum(len(d.cards) for r in fast for d in r.deals) > 10_000
     for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
         assert a == b, f"generated record {i + 1}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CARD_NAMES), max_size=60))
+def test_c_mask_and_python_mask_agree(names: list[str]) -> None:
+    """``_fastplay.mask`` (bound at import, so the loop switch above does not reach it) equals ``_mask_py``."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C extension is not built (pure-Python install)")
+    want = REPLAY._mask_py(names)
+    assert REPLAY._fastplay.mask(names, REPLAY._NAMES) == want
+    assert (want == -1) == (len(set(names)) < len(names))
+
+
+class PlainTrick:
+    """A trick that is not a msgspec Struct: the C loop reads its fields by attribute, not by slot."""
+
+    def __init__(self, leader: str, cards: list[str]) -> None:
+        self.leader = leader
+        self.cards = cards
+
+
+def test_c_loop_reads_tricks_of_any_type_alike() -> None:
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()[:60]
+    recs = [r for r in map(fast_decode_any, inputs) if r is not None]
+    assert len(recs) > 20
+    for rec in recs:
+        want = REPLAY.replay_checked(rec)
+        for d in rec.deals:
+            d.tricks = [PlainTrick(t.leader, t.cards) for t in d.tricks]
+        assert REPLAY.replay_checked(rec) == want, rec.game_id
 
 
 def test_replays_survive_pickle_and_copy() -> None:

@@ -30,6 +30,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#ifndef Py_T_OBJECT_EX /* Python < 3.12: the member types and flags are in structmember.h */
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#define Py_READONLY READONLY
+#endif
 
 #define NCARDS 54
 #define FREE 0
@@ -55,11 +60,59 @@ static int forced_one(int64_t kind, uint64_t tmask, uint64_t h, uint64_t b) {
     return b == (trumps & (~trumps + 1));
 }
 
-static int append_long(PyObject *list, long v) {
-    PyObject *o = PyLong_FromLong(v);
-    if (!o) return -1;
-    int r = PyList_Append(list, o);
-    Py_DECREF(o);
+/* The trick's fields, read at their slot offsets: a trick is a msgspec Struct, whose fields are
+ * slot members; the generic attribute lookup cost more than the rest of the trick.  The offsets
+ * are those of the type's own member descriptors, found once per type; any other object (or an
+ * empty slot) takes PyObject_GetAttr. */
+static PyTypeObject *tr_type;
+static Py_ssize_t tr_leader = -1, tr_cards = -1;
+
+static Py_ssize_t slot_offset(PyTypeObject *tp, PyObject *name) {
+    PyObject *d = PyObject_GetAttr((PyObject *)tp, name);
+    if (!d) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t offset = -1;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type) && PyType_IsSubtype(tp, ((PyMemberDescrObject *)d)->d_common.d_type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == Py_T_OBJECT_EX && !(m->flags & Py_READONLY)) offset = m->offset;
+    }
+    Py_DECREF(d);
+    return offset;
+}
+
+static PyObject *field(PyObject *obj, PyObject *name, Py_ssize_t offset) {
+    if (offset >= 0) {
+        PyObject *v = *(PyObject **)((char *)obj + offset);
+        if (v) return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
+static void learn_type(PyTypeObject *tp) {
+    if (tp == tr_type) return;
+    tr_type = tp;
+    tr_leader = slot_offset(tp, s_leader);
+    tr_cards = slot_offset(tp, s_cards);
+}
+
+/* Append n small ints (or booleans, with as_bool) to a list at once: one resize, no per-item append. */
+static int extend_longs(PyObject *list, const long *v, Py_ssize_t n, int as_bool) {
+    if (n == 0) return 0;
+    PyObject *chunk = PyList_New(n);
+    if (!chunk) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = as_bool ? Py_NewRef(v[i] ? Py_True : Py_False) : PyLong_FromLong(v[i]);
+        if (!o) {
+            Py_DECREF(chunk);
+            return -1;
+        }
+        PyList_SET_ITEM(chunk, i, o);
+    }
+    Py_ssize_t len = PyList_GET_SIZE(list);
+    int r = PyList_SetSlice(list, len, len, chunk);
+    Py_DECREF(chunk);
     return r;
 }
 
@@ -129,15 +182,32 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             goto done;
         }
     }
+    /* What the tricks give, kept here and appended to the lists at once at the end. */
+    long won_now[4], small[7 * 16], *buf = small;
+    if (nwon > 4) {
+        PyErr_SetString(PyExc_ValueError, "_fastplay.play: more than four sides");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nwon; k++) {
+        won_now[k] = PyLong_AsLong(PyList_GET_ITEM(won, k));
+        if (won_now[k] == -1 && PyErr_Occurred()) goto done;
+    }
+    if (ntricks > 16 && !(buf = PyMem_Malloc(sizeof(long) * 7 * (size_t)ntricks))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    long *out_cards = buf, *out_leaders = buf + 4 * ntricks, *out_winners = buf + 5 * ntricks,
+         *out_broken = buf + 6 * ntricks;
     for (; j < ntricks; j++) {
         PyObject *tr = PyList_GET_ITEM(tricks, j);
-        PyObject *lo = PyObject_GetAttr(tr, s_leader);
-        if (!lo) goto done;
+        learn_type(Py_TYPE(tr));
+        PyObject *lo = field(tr, s_leader, tr_leader);
+        if (!lo) goto release;
         int leader = seat_of(lo, nm);
         Py_DECREF(lo);
         if (leader < 0 || (expected >= 0 && leader != expected)) break;
-        PyObject *cl = PyObject_GetAttr(tr, s_cards);
-        if (!cl) goto done;
+        PyObject *cl = field(tr, s_cards, tr_cards);
+        if (!cl) goto release;
         int c[4] = {-1, -1, -1, -1};
         if (PyList_Check(cl) && PyList_GET_SIZE(cl) == 4)
             for (int k = 0; k < 4; k++) c[k] = card_of(PyList_GET_ITEM(cl, k), nm);
@@ -162,27 +232,30 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         int w = (leader + pos) & 3, side = sides[w];
         if (side >= nwon) {
             PyErr_SetString(PyExc_ValueError, "_fastplay.play: a seat's side is out of range");
-            goto done;
+            goto release;
         }
-        for (int k = 0; k < 4; k++)
-            if (append_long(cards, c[k])) goto done;
-        if (append_long(leaders, leader) || append_long(winners, w) ||
-            PyList_Append(broken_before, broken ? Py_True : Py_False))
-            goto done;
-        long before = PyLong_AsLong(PyList_GET_ITEM(won, side));
-        if (before == -1 && PyErr_Occurred()) goto done;
-        PyObject *inc = PyLong_FromLong(before + 1);
-        if (!inc) goto done;
-        PyList_SetItem(won, side, inc);
+        for (int k = 0; k < 4; k++) out_cards[4 * j + k] = c[k];
+        out_leaders[j] = leader, out_winners[j] = w, out_broken[j] = broken;
+        won_now[side]++;
         if (!broken) broken = is_trump[c[0]] || is_trump[c[1]] || is_trump[c[2]] || is_trump[c[3]];
         expected = w;
     }
+    if (extend_longs(cards, out_cards, 4 * j, 0) || extend_longs(leaders, out_leaders, j, 0) ||
+        extend_longs(winners, out_winners, j, 0) || extend_longs(broken_before, out_broken, j, 1))
+        goto release;
+    for (Py_ssize_t k = 0; k < nwon; k++) {
+        PyObject *o = PyLong_FromLong(won_now[k]);
+        if (!o) goto release;
+        PyList_SetItem(won, k, o);
+    }
     for (int s = 0; s < 4; s++) {
         PyObject *o = PyLong_FromUnsignedLongLong(h[s]);
-        if (!o) goto done;
+        if (!o) goto release;
         PyList_SetItem(hand, s, o);
     }
     result = Py_BuildValue("(nOi)", j, broken ? Py_True : Py_False, expected);
+release:
+    if (buf != small) PyMem_Free(buf);
 done:
     return result;
 }
