@@ -47,7 +47,9 @@ def analyse(db: Path) -> None:
 def stored_dd(db: Path) -> tuple[dict[tuple[str, int], tuple[int, int]], dict[tuple[str, int], dict[Any, int]]]:
     """``dd_deals`` values and ``dd_plays`` costs, read straight from the file (connection closed after)."""
     with duckdb.connect(str(db), read_only=True) as con:
-        deals = con.execute("SELECT game_id, deal, dd_ns, dd_ew FROM dd_deals WHERE analysed").fetchall()
+        deals = con.execute(
+            "SELECT game_id, deal, dd_ns, dd_ew FROM dd_deals WHERE analysed AND dd_ns IS NOT NULL"
+        ).fetchall()
         plays = con.execute("SELECT game_id, deal, trick, position, cost FROM dd_plays").fetchall()
     costs: dict[tuple[str, int], dict[Any, int]] = {}
     for g, d, t, p, c in plays:
@@ -121,6 +123,32 @@ def test_a_deal_that_breaks_a_rule_and_a_game_without_partnerships(tmp_path: Pat
         assert "−" not in "\n".join(section(out, "Tricks", "Result"))
         assert {r[0]: r for r in rows(show(db, game_id).splitlines())}[str(k)][-1] == "—"
     game_id = json.loads(single.read_text(encoding="utf-8"))["game_id"]
-    k = next(d for (g, d) in values if g == game_id)
-    ns, ew = values[game_id, k]
-    assert f"Double-dummy: NS {ns}, EW {ew} (N+S against E+W as pairs;" in show(db, game_id, k)
+    # Without partnerships: no team values, a value per seat (dd_deal_sides), each play's cost its seat's.
+    assert not any(g == game_id for g, _ in values)
+    seats, costs = stored_seat_dd(db, game_id)
+    assert seats and any(c for per_deal in costs.values() for c in per_deal.values())
+    table = {r[0]: r for r in rows(show(db, game_id).splitlines())}
+    for k, by_seat in seats.items():
+        assert list(by_seat) == ["N", "E", "S", "W"]
+        out = show(db, game_id, k)
+        shown = ", ".join(f"{seat} {v}" for seat, v in by_seat.items())
+        assert f"Double-dummy: {shown} (each seat against the other three;" in out
+        assert table[str(k)][-1] == "/".join(str(v) for v in by_seat.values())
+        assert shown_costs(out) == costs[k], k
+
+
+def stored_seat_dd(db: Path, game_id: str) -> tuple[dict[int, dict[str, int]], dict[int, dict[Any, int]]]:
+    """A game's seat values (``dd_deal_sides``, in seat order) and play costs (``dd_plays``), by deal."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        sides = con.execute(
+            "SELECT deal, side, dd FROM dd_deal_sides WHERE game_id = ? ORDER BY deal, position(side IN 'NESW')",
+            [game_id],
+        ).fetchall()
+        plays = con.execute("SELECT deal, trick, position, cost FROM dd_plays WHERE game_id = ?", [game_id]).fetchall()
+    seats: dict[int, dict[str, int]] = {}
+    for d, side, dd in sides:
+        seats.setdefault(d, {})[side] = dd
+    costs: dict[int, dict[Any, int]] = {}
+    for d, t, p, c in plays:
+        costs.setdefault(d, {})[(t, p)] = c
+    return seats, costs

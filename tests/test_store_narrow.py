@@ -28,6 +28,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "store-v4.duckdb.gz"
 SAMPLE = ROOT / "data" / "sample"
 #: Every name users query: the version-4 tables and the views.
 NAMES = (*store_mod.TABLES, *store_mod.VIEWS, *store_mod.DD_TABLES)
+#: What a version-4 file has of them (``dd_deal_sides`` came with version 6).
+V4_NAMES = tuple(n for n in NAMES if n != "dd_deal_sides")
 #: Columns that differ between two ingests of the same inputs (times; run counters by file).
 VOLATILE = {"ingested_at", "rejected_at", "started_at", "finished_at"}
 runner = CliRunner()
@@ -69,19 +71,23 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
     db = unpack_fixture(tmp_path)
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("4",)]
-        before = contents(con, NAMES)
+        before = contents(con, V4_NAMES)
     assert len(before["games"][1]) == 118 and len(before["dd_deals"][1]) == 154
 
     monkeypatch.setattr(store_mod, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION == 5
+        assert s.schema_version() == store_mod.SCHEMA_VERSION == 6
         kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
     assert {kinds[t] for t in store_mod.GAME_TABLES} == {"VIEW"}
     assert {kinds[t] for t in store_mod.NARROW_TABLES} == {"BASE TABLE"}
     with store_mod.connect(db) as con:
-        after = contents(con, NAMES)
+        after = contents(con, V4_NAMES)
+        # dd_plays gained each play's value for its own side (version 6): the rest is as it was.
+        old = ", ".join(c[0] for c in before["dd_plays"][0])
+        rows = con.execute(f"SELECT {old} FROM dd_plays").fetchall()
+        after["dd_plays"] = (after["dd_plays"][0][: len(before["dd_plays"][0])], sorted(rows, key=repr))
     # Every name keeps its columns (names, types, order) and every row, the raw text included.
-    for name in NAMES:
+    for name in V4_NAMES:
         assert after[name] == before[name], name
 
     fresh = tmp_path / "fresh.duckdb"
@@ -90,6 +96,62 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
         again = contents(con, tuple(n for n in NAMES if n not in store_mod.DD_TABLES))
     for name, (cols, rows) in again.items():
         assert (cols, rows) == after[name], name
+
+
+#: The double-dummy tables without the search's node counts (which depend on the solver's version).
+DD_SQL = {
+    "dd_deals": "SELECT * EXCLUDE (nodes) FROM dd_deals",
+    "dd_plays": "SELECT * FROM dd_plays",
+    "dd_deal_sides": "SELECT * FROM dd_deal_sides",
+}
+
+
+def dd_contents(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with store_mod.connect(db) as con:
+        return {t: sorted(con.execute(sql).fetchall(), key=repr) for t, sql in DD_SQL.items()}
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_version_6_keeps_partnership_values_and_drops_pair_values_of_games_without(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upgrade derives every side's figures of a partnership game from its team columns, and deletes
+    the N+S/E+W values version 5 stored for a game without partnerships; ``analyze`` then solves that
+    game by seat, and the file holds what a fresh ingest and analysis of the same inputs holds."""
+    db = unpack_fixture(tmp_path)
+    with duckdb.connect(str(db)) as con:  # the pair rows version 5 wrote for games without partnerships
+        solo = [
+            r[0] for r in con.execute("SELECT game_id FROM games WHERE options LIKE '%no_partnerships%'").fetchall()
+        ]
+        con.execute("""
+            INSERT INTO dd_deals SELECT game_id, deal, number, hand_size, true, 1, hand_size - 1, 0, 0, -1
+            FROM deals WHERE game_id IN (SELECT game_id FROM games WHERE options LIKE '%no_partnerships%' AND valid)
+              AND NOT pass_out AND hand_size <= 4""")
+        con.execute("""
+            INSERT INTO dd_plays SELECT p.game_id, p.deal, p.trick, p.position, p.seat, p.card, 1, 1, 0
+            FROM plays p JOIN dd_deals d ON d.game_id = p.game_id AND d.deal = p.deal AND d.nodes = -1""")
+        kept, analysed, pairs = con.execute(
+            "SELECT count(*) FILTER (WHERE nodes IS DISTINCT FROM -1),"
+            " count(*) FILTER (WHERE analysed AND nodes IS DISTINCT FROM -1), count(*) FILTER (WHERE nodes = -1)"
+            " FROM dd_deals"
+        ).fetchall()[0]
+    assert solo and kept == 154 and analysed and pairs
+    Store.open(db).close()
+    migrated = dd_contents(db)
+    assert len(migrated["dd_deals"]) == kept and len(migrated["dd_deal_sides"]) == 2 * analysed
+    assert not {r[0] for t in DD_SQL for r in migrated[t]} & set(solo)
+
+    fresh = tmp_path / "fresh.duckdb"
+    fixture_inputs(fresh, monkeypatch)
+    for path in (db, fresh):
+        assert runner.invoke(app, ["analyze", "--db", str(path), "--max-cards", "4"]).exit_code == 0
+    want = dd_contents(fresh)
+    games = {r[0] for r in migrated["dd_deals"]}
+    for t in DD_SQL:  # the upgraded rows are those the analysis writes now ...
+        assert migrated[t] == [r for r in want[t] if r[0] in games], t
+    got = dd_contents(db)
+    assert got == want  # ... and so are the rows of the games it left to analyse again
+    assert {r[2] for r in want["dd_deal_sides"] if r[0] in solo} == {"N", "E", "S", "W"}
 
 
 def test_the_upgraded_schema_is_the_schema_of_a_new_file(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ recorded opening lead.  Values are taken before every recorded card and
 after the last, so each play's **cost** is the tricks its side lost by it
 against perfect play from there (0 for a perfect play).  The sides are the
 ruleset's (:class:`Sides`): with partnerships NS and EW, whose values add up to
-the hand size; without, each seat against the other three.  The store's tables
-hold N+S and E+W pair values only, so :func:`analyse_store` solves for those
-pairs in every game.
+the hand size; without, each seat against the other three.  The store keeps
+every side's figures (``dd_deal_sides``; each play's value for its own side in
+``dd_plays``), and the team columns of a partnership game.
 
 :func:`analyse_record` works on one parsed record (no database);
 :func:`analyse_store` fills the tables ``dd_deals`` and ``dd_plays``.
@@ -45,6 +45,12 @@ class Sides:
     def masks(self) -> tuple[int, ...]:
         """Each side's seats as a bitmask."""
         return tuple(sum(1 << s for s, k in enumerate(self.side_of) if k == i) for i in range(len(self.names)))
+
+    @property
+    def paired(self) -> bool:
+        """Two complementary sides (partnerships): their values add up to the hand size."""
+        masks = self.masks()
+        return len(masks) == 2 and masks[0] ^ masks[1] == 0b1111
 
 
 #: The two partnerships N+S and E+W (what the store holds, whatever the game's ruleset).
@@ -102,6 +108,12 @@ class DealValues:
     #: Search nodes visited (for the benchmark).
     nodes: int = 0
     sides: Sides = PAIRS
+    #: Every side's values as ``values`` has the first's (in ``sides.names`` order); empty: ``values`` only.
+    side_values: list[list[int]] = field(default_factory=list)
+
+    def value_of(self, side: int) -> list[int]:
+        """Side ``side``'s value before each card and after the last."""
+        return self.side_values[side] if self.side_values else self.values
 
     def lost(self) -> list[int]:
         """Tricks each side lost by its own plays (the sum of its cards' costs)."""
@@ -184,7 +196,7 @@ def solve_deal(
     solver_rules = SolverRules(deal.trump, deal.board_claimers, deal.ruleset)
     masks = sides.masks()
     n = deal.hands[deal.leader].bit_count()
-    paired = len(masks) == 2 and masks[0] ^ masks[1] == 0b1111
+    paired = sides.paired
     runs = [_side_values(deal, solver_rules, mask, pruning, native) for mask in (masks[:1] if paired else masks)]
     dd = (runs[0][0][0], n - runs[0][0][0]) if paired else tuple(values[0] for values, _ in runs)
     seats = _seats(deal, solver_rules)
@@ -194,7 +206,8 @@ def solve_deal(
         own = not paired or bool(masks[0] >> seat & 1)
         costs.append(values[i] - values[i + 1] if own else values[i + 1] - values[i])
     nodes = sum(count for _, count in runs)
-    return DealValues(dd, runs[0][0], list(deal.cards), seats, costs, nodes, sides)
+    every = [runs[0][0], [n - v for v in runs[0][0]]] if paired else [values for values, _ in runs]
+    return DealValues(dd, runs[0][0], list(deal.cards), seats, costs, nodes, sides, every)
 
 
 def _side_values(
@@ -277,8 +290,8 @@ def analyse_replay(
 def analyse_record(obj: Any, scope: Scope = ALL_DEALS, pairs: bool = False) -> GameAnalysis:
     """Replay one parsed record and analyse each of its valid deals (never raises on bad content).
 
-    The sides are the record's ruleset's (each seat alone without partnerships), or
-    N+S against E+W whatever the ruleset with ``pairs`` (what the store holds).
+    The sides are the record's ruleset's (each seat alone without partnerships, as
+    the store holds them), or N+S against E+W whatever the ruleset with ``pairs``.
     """
     rep = replay(obj)
     if rep.deals:
@@ -321,7 +334,20 @@ ORDER BY g.game_id
 """
 
 DD_DEAL_FIELDS = ("game_id", "deal", "number", "hand_size", "analysed", "dd_ns", "dd_ew", "cost_ns", "cost_ew", "nodes")
-DD_PLAY_FIELDS = ("game_id", "deal", "trick", "position", "seat", "card", "value_ns_before", "value_ns_after", "cost")
+DD_PLAY_FIELDS = (
+    "game_id",
+    "deal",
+    "trick",
+    "position",
+    "seat",
+    "card",
+    "value_ns_before",
+    "value_ns_after",
+    "cost",
+    "value_before",
+    "value_after",
+)
+DD_SIDE_FIELDS = ("game_id", "deal", "side", "dd", "cost")
 
 
 @dataclass(slots=True)
@@ -334,9 +360,14 @@ class AnalyzeSummary:
         return f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
 
 
-def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    deals: list[tuple[Any, ...]] = []
-    plays: list[tuple[Any, ...]] = []
+Rows = list[tuple[Any, ...]]
+
+
+def _rows(game_id: str, game: GameAnalysis) -> tuple[Rows, Rows, Rows]:
+    """The rows of ``dd_deals``, ``dd_plays`` and ``dd_deal_sides`` of one game's analysis."""
+    deals: Rows = []
+    plays: Rows = []
+    sides: Rows = []
     for d in game.deals:
         if d.pass_out or d.deferred:
             continue
@@ -344,15 +375,18 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[list[tuple[Any, ...]], list
         if v is None:
             deals.append((game_id, d.deal, d.number, None, False, None, None, None, None, None))
             continue
-        n = v.dd[0] + v.dd[1]
+        n = len(v.cards) // 4
         spent = v.lost()
+        ns = v.values if v.sides.paired else [None] * len(v.values)  # the team columns: partnerships only
         for i, (seat, cost) in enumerate(zip(v.seats, v.costs, strict=True)):
+            own = v.value_of(v.sides.side_of[seat])
             card = CARD_NAMES[v.cards[i]]
-            plays.append(
-                (game_id, d.deal, i // 4 + 1, i % 4 + 1, SEATS[seat], card, v.values[i], v.values[i + 1], cost)
-            )
-        deals.append((game_id, d.deal, d.number, n, True, v.dd[0], v.dd[1], spent[0], spent[1], v.nodes))
-    return deals, plays
+            play = (game_id, d.deal, i // 4 + 1, i % 4 + 1, SEATS[seat], card, ns[i], ns[i + 1], cost)
+            plays.append((*play, own[i], own[i + 1]))
+        teams = (v.dd[0], v.dd[1], spent[0], spent[1]) if v.sides.paired else (None, None, None, None)
+        deals.append((game_id, d.deal, d.number, n, True, *teams, v.nodes))
+        sides += [(game_id, d.deal, *side) for side in zip(v.sides.names, v.dd, spent, strict=True)]
+    return deals, plays, sides
 
 
 #: One game to analyse: its id, its raw record, and which deals.
@@ -364,7 +398,7 @@ def _analyse_raw(job: Job) -> tuple[str, GameAnalysis]:
     obj, error = parse(raw.encode("utf-8"))
     if error is not None:
         return game_id, GameAnalysis(game_id, [], error)
-    return game_id, analyse_record(obj, scope, pairs=True)
+    return game_id, analyse_record(obj, scope)
 
 
 def analyse_store(
@@ -404,18 +438,21 @@ def analyse_store(
 
 
 def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: AnalyzeSummary) -> None:
-    deal_rows: list[tuple[Any, ...]] = []
-    play_rows: list[tuple[Any, ...]] = []
+    deal_rows: Rows = []
+    play_rows: Rows = []
+    side_rows: Rows = []
     for game_id, game in results:
-        deals, plays = _rows(game_id, game)
+        deals, plays, sides = _rows(game_id, game)
         deal_rows += deals
         play_rows += plays
+        side_rows += sides
         summary.games += 1
         summary.deals += sum(1 for d in game.deals if d.values is not None)
         summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred)
     with store.atomic():  # only deals without rows were solved: nothing to replace
         store.insert_batch("dd_deals", _table(DD_DEAL_FIELDS, deal_rows))
         store.insert_batch("dd_plays", _table(DD_PLAY_FIELDS, play_rows))
+        store.insert_batch("dd_deal_sides", _table(DD_SIDE_FIELDS, side_rows))
 
 
 def _table(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> pa.Table:

@@ -202,11 +202,12 @@ def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -
 
 @dataclass(slots=True)
 class DoubleDummy:
-    """A dealing's row of ``dd_deals`` with its plays' costs from ``dd_plays`` (``backalley analyze``)."""
+    """A dealing's row of ``dd_deals``, its sides' values (``dd_deal_sides``) and its plays' costs (``dd_plays``)."""
 
     #: False: the dealing breaks a rule of play, so it has no values (and no costs).
     analysed: bool
-    #: Tricks each team (``NS``, ``EW``, as stored) can make with perfect play from the opening lead.
+    #: Tricks each side (teams ``NS``, ``EW``; seats without partnerships) can make with perfect
+    #: play from the opening lead, in the ruleset's order of sides.
     values: dict[str, int]
     #: Each play's cost to its own side (tricks lost against perfect play), by ``(trick, position)``.
     costs: dict[tuple[int, int], int]
@@ -214,25 +215,32 @@ class DoubleDummy:
 
 def double_dummy(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int) -> DoubleDummy | None:
     """The double-dummy figures of dealing ``deal`` (1-based); ``None`` when it has not been analysed."""
-    found = cur.execute(
-        "SELECT analysed, dd_ns, dd_ew FROM dd_deals WHERE game_id = ? AND deal = ?", [game_id, deal]
-    ).fetchall()
+    found = cur.execute("SELECT analysed FROM dd_deals WHERE game_id = ? AND deal = ?", [game_id, deal]).fetchall()
     if not found:
         return None
-    analysed, dd_ns, dd_ew = found[0]
-    if not analysed:
+    if not found[0][0]:
         return DoubleDummy(False, {}, {})
     plays = cur.execute(
         "SELECT trick, position, cost FROM dd_plays WHERE game_id = ? AND deal = ?", [game_id, deal]
     ).fetchall()
     costs = {(int(t), int(p)): int(c) for t, p, c in plays}
-    return DoubleDummy(True, dict(zip(TEAMS, (int(dd_ns), int(dd_ew)), strict=True)), costs)
+    return DoubleDummy(True, double_dummy_values(cur, game_id, deal).get(deal, {}), costs)
 
 
-def double_dummy_values(cur: duckdb.DuckDBPyConnection, game_id: str) -> dict[int, dict[str, int]]:
-    """Each analysed dealing of a game (by 1-based position) with its teams' double-dummy values."""
-    rows = cur.execute("SELECT deal, dd_ns, dd_ew FROM dd_deals WHERE game_id = ? AND analysed", [game_id]).fetchall()
-    return {int(d): dict(zip(TEAMS, (int(ns), int(ew)), strict=True)) for d, ns, ew in rows}
+#: The order sides are shown in: the teams, then the seats (each ruleset's own order).
+_SIDE_ORDER = {side: k for k, side in enumerate((*TEAMS, *SEATS))}
+
+
+def double_dummy_values(
+    cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None
+) -> dict[int, dict[str, int]]:
+    """Each analysed dealing of a game (by 1-based position; only ``deal`` if given) with its sides' values."""
+    sql = "SELECT deal, side, dd FROM dd_deal_sides WHERE game_id = ?" + ("" if deal is None else " AND deal = ?")
+    rows = cur.execute(sql, [game_id] if deal is None else [game_id, deal]).fetchall()
+    out: dict[int, dict[str, int]] = {}
+    for d, side, value in sorted(rows, key=lambda r: (r[0], _SIDE_ORDER.get(r[1], len(_SIDE_ORDER)), r[1])):
+        out.setdefault(int(d), {})[str(side)] = int(value)
+    return out
 
 
 def contract_text(r: SideResult) -> str:

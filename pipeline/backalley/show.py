@@ -159,7 +159,7 @@ def deal_view(
         head.append(f"; joker swap: {d.joker_swap['seat']} drew ")
         head.append_text(_card(d.joker_swap["drawn"]))
     if dd is not None or (figures is not None and not figures.line.pass_out):
-        head.append("\n").append_text(dd_line(dd, pairs=game.sides != TEAMS))
+        head.append("\n").append_text(dd_line(dd, seats=game.sides != TEAMS))
     hands = Table(title="Hands as dealt", title_justify="left", show_header=False)
     for h in d.hands:
         hands.add_row(Text(h["seat"], style="bold"), _t(h["player"]), Text(" ").join(_card(c) for c in h["cards"]))
@@ -213,17 +213,17 @@ def bid_meaning(b: BidLine) -> str:
     return text + (", rainbow" if b.rainbow else "")
 
 
-def dd_line(dd: DoubleDummy | None, pairs: bool = False) -> Text:
-    """The double-dummy line of a deal: the teams' values, why there are none, or how to get them.
+def dd_line(dd: DoubleDummy | None, seats: bool = False) -> Text:
+    """The double-dummy line of a deal: the sides' values, why there are none, or how to get them.
 
-    ``pairs``: the game has no partnerships, yet the stored values are those of N+S against E+W.
+    ``seats``: the game has no partnerships, so each value is a seat's against the other three.
     """
     if dd is None:
         return Text("Double-dummy: not analysed (run backalley analyze)", style="dim")
     if not dd.analysed:
         return Text("Double-dummy: no values (the deal breaks a rule of play)", style="dim")
     values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
-    note = " (N+S against E+W as pairs; " if pairs else " ("
+    note = " (each seat against the other three; " if seats else " ("
     return Text.assemble(
         ("Double-dummy: ", "bold"), values, (note + "−k after a card: tricks it cost its side vs perfect play)", "dim")
     )

@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest d
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
@@ -150,6 +150,8 @@ CREATE TABLE IF NOT EXISTS api_tokens (
 )""",
     # Version 3: double-dummy analysis (backalley.analysis), written by `backalley analyze`: one row per
     # stored deal that is not a pass-out (analysed = false: a rule violation left it unsolved).
+    # The team columns (dd_ns ... cost_ew, value_ns_*) are NULL in a game without partnerships
+    # (version 6); every side's figures are in dd_deal_sides and dd_plays.value_before/after.
     "dd_deals": """
 CREATE TABLE dd_deals (
     game_id    VARCHAR NOT NULL,
@@ -171,9 +173,21 @@ CREATE TABLE dd_plays (
     position         INTEGER NOT NULL,
     seat             VARCHAR NOT NULL,
     card             VARCHAR NOT NULL,
-    value_ns_before  INTEGER NOT NULL,
-    value_ns_after   INTEGER NOT NULL,
-    cost             INTEGER NOT NULL
+    value_ns_before  INTEGER,
+    value_ns_after   INTEGER,
+    cost             INTEGER NOT NULL,
+    value_before     INTEGER,
+    value_after      INTEGER
+)""",
+    # Version 6: every side's double-dummy figures of an analysed deal, one row per side (teams
+    # 'NS', 'EW'; or the seats 'N', 'E', 'S', 'W' of a game without partnerships).
+    "dd_deal_sides": """
+CREATE TABLE dd_deal_sides (
+    game_id  VARCHAR NOT NULL,
+    deal     INTEGER NOT NULL,
+    side     VARCHAR NOT NULL,
+    dd       INTEGER NOT NULL,
+    cost     INTEGER NOT NULL
 )""",
 }
 
@@ -527,8 +541,9 @@ def view_sql(source: Callable[[str], str] = str) -> dict[str, str]:
     return {name: f"CREATE OR REPLACE VIEW {name} AS{body.format(**tables)}" for name, body in sql.items()}
 
 
-#: The double-dummy tables (schema version 3), derived from a game's rows and deleted with them.
-DD_TABLES = ("dd_deals", "dd_plays")
+#: The double-dummy tables (schema version 3; ``dd_deal_sides`` version 6), derived from a game's
+#: rows and deleted with them.
+DD_TABLES = ("dd_deals", "dd_plays", "dd_deal_sides")
 
 #: The player views (over the views above; the games' own columns from ``g_games``).
 #: Each view keeps one ruleset per figure: ``ruleset`` and ``options`` are columns, and
@@ -797,11 +812,44 @@ def _narrow(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"DROP TABLE {t}")
 
 
+#: Version 5 -> 6: every side's double-dummy figures.  A partnership game's rows are kept (its
+#: sides' figures follow from the team columns); a game without partnerships had N+S and E+W
+#: pair values, which mean nothing there: its rows are deleted, and ``analyze`` solves it again.
+_DD_SIDE_STEPS = (
+    TABLE_DDL["dd_deal_sides"].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1),
+    "ALTER TABLE dd_plays ALTER COLUMN value_ns_before DROP NOT NULL",
+    "ALTER TABLE dd_plays ALTER COLUMN value_ns_after DROP NOT NULL",
+    # (a file migrated from before version 3 got the tables in this shape already)
+    "ALTER TABLE dd_plays ADD COLUMN IF NOT EXISTS value_before INTEGER",
+    "ALTER TABLE dd_plays ADD COLUMN IF NOT EXISTS value_after INTEGER",
+    """CREATE TEMP TABLE solo AS SELECT game_id FROM g_games
+    WHERE list_contains(string_split(options, ','), 'no_partnerships')""",
+    "DELETE FROM dd_plays WHERE game_id IN (SELECT game_id FROM temp.solo)",
+    "DELETE FROM dd_deals WHERE game_id IN (SELECT game_id FROM temp.solo)",
+    "DROP TABLE temp.solo",
+    """UPDATE dd_plays p SET
+        value_before = CASE WHEN p.seat IN ('N', 'S') THEN p.value_ns_before ELSE d.hand_size - p.value_ns_before END,
+        value_after = CASE WHEN p.seat IN ('N', 'S') THEN p.value_ns_after ELSE d.hand_size - p.value_ns_after END
+    FROM dd_deals d WHERE d.game_id = p.game_id AND d.deal = p.deal""",
+    """INSERT INTO dd_deal_sides
+    SELECT game_id, deal, 'NS', dd_ns, cost_ns FROM dd_deals WHERE analysed
+    UNION ALL
+    SELECT game_id, deal, 'EW', dd_ew, cost_ew FROM dd_deals WHERE analysed""",
+)
+
+
+def _dd_sides(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 5 -> 6: see :data:`_DD_SIDE_STEPS`."""
+    for step in _DD_SIDE_STEPS:
+        con.execute(step)
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _add_api_tokens,
     2: _add_dd_tables,
     3: _add_rulesets,
     4: _narrow,
+    5: _dd_sides,
 }
 
 

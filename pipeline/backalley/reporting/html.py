@@ -11,6 +11,7 @@ import html
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -493,7 +494,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     b: list[Markup] = [Markup('<p><a href="../index.html">← all players</a></p>')]
     sub = Markup(f"Player page · {esc(_scope(m))}")
     if lb.is_empty():
-        others = player_ruleset_sections(m, player)
+        others = player_ruleset_sections(m, player, linked)
         if not others:
             b.append(Markup('<p class="note">This player has no scored deal in a valid game.</p>'))
         b.append(others)
@@ -652,7 +653,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
     if m.analysed and m.of("dd_bids", player).height:
         b.append(dd_sections(m, linked, player))
-    b.append(player_ruleset_sections(m, player))
+    b.append(player_ruleset_sections(m, player, linked))
     b.append(_quality_section(m, linked, player))
     return page(f"{player}", sub, join(b), root="../")
 
@@ -789,10 +790,11 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
         b.append(_declaration_tables(_variant(m.declarations, ruleset, options)))
     else:
         b.append(_bore_table(_variant(m.bores, ruleset, options), ruleset))
+    b.append(ruleset_dd_sections(m, ruleset, options, linked))
     return join(b)
 
 
-def player_ruleset_sections(m: Metrics, player: str) -> Markup:
+def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) -> Markup:
     """A player's figures in every ruleset other than plain standard that they played."""
     mine = m.of("ruleset_players", player)
     b: list[Markup] = []
@@ -808,6 +810,7 @@ def player_ruleset_sections(m: Metrics, player: str) -> Markup:
             b.append(_declaration_tables(_variant(m.of("declarations", player), ruleset, options)))
         else:
             b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))
+        b.append(ruleset_dd_sections(m, ruleset, options, linked, player))
     return join(b)
 
 
@@ -871,35 +874,77 @@ def _overall(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.filter(pl.col("hand_size").is_null()) if frame.height else frame
 
 
+@dataclass(frozen=True, slots=True)
+class DDFrames:
+    """One set of double-dummy figures: by hand size (everyone's or one player's), and per player (index only)."""
+
+    bids: pl.DataFrame
+    plays: pl.DataFrame
+    player_bids: pl.DataFrame | None = None
+    player_plays: pl.DataFrame | None = None
+
+
 def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> Markup:
     """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
-    bids = m.pop_dd_bids if player is None else m.of("dd_bids", player)
-    plays = m.pop_dd_plays if player is None else m.of("dd_plays", player)
-    who = "all players" if player is None else "the player's side"
-    b: list[Markup] = [Markup('<h2 id="bid-vs-makeable">Bid vs makeable</h2>')]
-    b.append(Markup(f'<p class="note">{esc(DD_BID_NOTE)}</p>'))
-    rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in bids.iter_rows(named=True))
-    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}"))
     if player is None:
+        frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays))
+    else:
+        frames = DDFrames(m.of("dd_bids", player), m.of("dd_plays", player))
+    return _dd_tables(frames, linked, DD_BID_NOTE)
+
+
+def _dd_tables(f: DDFrames, linked: Mapping[str, str], note: str, level: str = "h2", anchor: str = "") -> Markup:
+    index = f.player_bids is not None
+    who = "all players" if index else "the player's side"
+    b: list[Markup] = [Markup(f'<{level} id="{esc(anchor)}bid-vs-makeable">Bid vs makeable</{level}>')]
+    b.append(Markup(f'<p class="note">{esc(note)}</p>'))
+    rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in f.bids.iter_rows(named=True))
+    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}"))
+    if f.player_bids is not None:
         rows = (
-            [player_link(r["player"], False, linked), *dd_bid_cells(r)]
-            for r in _overall(m.dd_bids).iter_rows(named=True)
+            [player_link(r["player"], False, linked), *dd_bid_cells(r)] for r in f.player_bids.iter_rows(named=True)
         )
         b.append(table(["player", *DD_BID_HEADERS], rows, caption="Per player (the player's side), all hand sizes"))
-    b.append(Markup('<h2 id="play-accuracy">Play accuracy</h2>'))
+    b.append(Markup(f'<{level} id="{esc(anchor)}play-accuracy">Play accuracy</{level}>'))
     b.append(Markup(f'<p class="note">{esc(DD_PLAY_NOTE)}</p>'))
-    rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in plays.iter_rows(named=True))
-    b.append(
-        table(
-            ["hand size", *DD_PLAY_HEADERS], rows, caption="By hand size" + (", all players" if player is None else "")
-        )
-    )
-    if player is None:
+    rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in f.plays.iter_rows(named=True))
+    b.append(table(["hand size", *DD_PLAY_HEADERS], rows, caption="By hand size" + (", all players" if index else "")))
+    if f.player_plays is not None:
         rows = (
             [player_link(r["player"], False, linked), *dd_play_cells(r)]
-            for r in _overall(m.dd_plays).sort(["lost_per_deal", "player"]).iter_rows(named=True)
+            for r in f.player_plays.sort(["lost_per_deal", "player"]).iter_rows(named=True)
         )
         b.append(
             table(["player", *DD_PLAY_HEADERS], rows, caption="Per player, all hand sizes, fewest tricks lost first")
         )
     return join(b)
+
+
+DD_RULESET_NOTE = (
+    "Deals of this ruleset with double-dummy values (backalley analyze). A side's numeric contract minus the"
+    " tricks its cards could make with perfect play by all (without partnerships, the player's own contract"
+    " against the seat's own value, the other three playing against it): above 0 it bid more than makeable,"
+    " below 0 less. Board claims: makeable when the side's double-dummy value is the whole hand."
+)
+
+
+def ruleset_dd_sections(
+    m: Metrics, ruleset: str, options: str, linked: Mapping[str, str], player: str | None = None
+) -> Markup:
+    """A ruleset's (with its options) bid vs makeable and play accuracy; nothing when no deal of it is analysed."""
+    pop_bids = _variant(m.pop_ruleset_dd_bids, ruleset, options)
+    if pop_bids.height == 0:
+        return Markup("")
+    if player is None:
+        frames = DDFrames(
+            pop_bids,
+            _variant(m.pop_ruleset_dd_plays, ruleset, options),
+            _overall(_variant(m.ruleset_dd_bids, ruleset, options)),
+            _overall(_variant(m.ruleset_dd_plays, ruleset, options)),
+        )
+    else:
+        bids = _variant(m.of("ruleset_dd_bids", player), ruleset, options)
+        if bids.height == 0:
+            return Markup("")
+        frames = DDFrames(bids, _variant(m.of("ruleset_dd_plays", player), ruleset, options))
+    return _dd_tables(frames, linked, DD_RULESET_NOTE, "h3", ruleset_anchor(ruleset, options) + "-")

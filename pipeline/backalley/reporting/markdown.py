@@ -91,6 +91,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
         ),
         *_double_dummy(m, top),
         *_rulesets(m, top),
+        *_ruleset_double_dummy(m),
         "## Data quality",
         "",
         *_table(
@@ -208,4 +209,30 @@ def _double_dummy(m: Metrics, top: int) -> list[str]:
             ([size(r["hand_size"]), *_dd_play_cells(r)] for r in m.pop_dd_plays.iter_rows(named=True)),
         ),
         *_table(["player", *DD_PLAY_HEADERS], ([r["player"], *_dd_play_cells(r)] for r in mine.iter_rows(named=True))),
+    ]
+
+
+def _ruleset_double_dummy(m: Metrics) -> list[str]:
+    """Bid vs makeable and play accuracy of every other ruleset and options, all players and hand sizes."""
+    bids = m.pop_ruleset_dd_bids
+    if bids.height == 0:
+        return []
+    bids = bids.filter(bids["hand_size"].is_null())
+    plays = m.pop_ruleset_dd_plays.filter(m.pop_ruleset_dd_plays["hand_size"].is_null())
+    label = {
+        (r["ruleset"], r["options"]): ruleset_label(r["ruleset"], r["options"]) for r in bids.iter_rows(named=True)
+    }
+    return [
+        "## Bid vs makeable by ruleset (double-dummy; without partnerships, each seat's own value)",
+        "",
+        *_table(
+            ["ruleset", *DD_BID_HEADERS],
+            ([label[r["ruleset"], r["options"]], *_dd_bid_cells(r)] for r in bids.iter_rows(named=True)),
+        ),
+        "## Play accuracy by ruleset (double-dummy)",
+        "",
+        *_table(
+            ["ruleset", *DD_PLAY_HEADERS],
+            ([label[r["ruleset"], r["options"]], *_dd_play_cells(r)] for r in plays.iter_rows(named=True)),
+        ),
     ]

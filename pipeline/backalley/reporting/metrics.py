@@ -129,6 +129,12 @@ class Metrics:
     pop_dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
     dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
     pop_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The same figures for every other ruleset and options (``ruleset``, ``options`` columns), per
+    #: player and for everyone (``hand_size`` null = all sizes).
+    ruleset_dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
+    pop_ruleset_dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
+    ruleset_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
+    pop_ruleset_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
@@ -152,6 +158,8 @@ class Metrics:
         "bores",
         "dd_bids",
         "dd_plays",
+        "ruleset_dd_bids",
+        "ruleset_dd_plays",
     )
 
     @property
@@ -460,6 +468,10 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         pop_dd_bids=dd["pop_dd_bids"],
         dd_plays=dd["dd_plays"],
         pop_dd_plays=dd["pop_dd_plays"],
+        ruleset_dd_bids=dd["ruleset_dd_bids"],
+        pop_ruleset_dd_bids=dd["pop_ruleset_dd_bids"],
+        ruleset_dd_plays=dd["ruleset_dd_plays"],
+        pop_ruleset_dd_plays=dd["pop_ruleset_dd_plays"],
         ruleset=ruleset,
         rulesets=per_ruleset["rulesets"],
         ruleset_players=per_ruleset["ruleset_players"],
@@ -563,21 +575,23 @@ def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
         str(r[0])
         for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
     }
-    return {"dd_deals", "dd_plays"} <= tables and _columns(con, "player_deals") >= _DD_NEEDS
+    return {"dd_deals", "dd_plays", "dd_deal_sides"} <= tables and _columns(con, "player_deals") >= _DD_NEEDS
 
 
 def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFrame]:
-    """Bid vs makeable and play accuracy (docs/metrics.md) over the analysed deals of plain standard games.
+    """Bid vs makeable and play accuracy (docs/metrics.md) over the analysed deals, by ruleset and options.
 
     Reads the temporary table ``g`` (the report's games); one row per player and deal
-    in ``ddp``: the side's contract, its double-dummy value and the player's play costs.
+    in ``ddp``: the side's contract, its double-dummy value (the seat's own without
+    partnerships) and the player's play costs.  Plain standard games give the
+    ``dd_*`` frames, every other ruleset and options the ``ruleset_dd_*`` ones.
     """
     if not _has_dd(con):
         con.execute("DROP TABLE IF EXISTS temp.ddp")
         con.execute(
             "CREATE TEMP TABLE ddp (game_id VARCHAR, deal INTEGER, hand_size INTEGER, player VARCHAR, team VARCHAR,"
             " bid_kind VARCHAR, contract_kind VARCHAR, contract INTEGER, dd INTEGER, lost BIGINT, plays BIGINT,"
-            " free BIGINT)"
+            " free BIGINT, ruleset VARCHAR, options VARCHAR)"
         )
     else:
         con.execute("""
@@ -588,15 +602,14 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
                 FROM dd_plays GROUP BY ALL
             )
             SELECT p.game_id, p.deal_index AS deal, d.hand_size, p.player, p.team, p.bid_kind,
-                   p.team_contract_kind AS contract_kind, p.team_contract AS contract,
-                   CASE p.team WHEN 'NS' THEN d.dd_ns ELSE d.dd_ew END AS dd,
+                   p.team_contract_kind AS contract_kind, p.team_contract AS contract, s.dd,
                    coalesce(pc.lost, 0)::BIGINT AS lost, coalesce(pc.plays, 0)::BIGINT AS plays,
-                   coalesce(pc.free, 0)::BIGINT AS free
+                   coalesce(pc.free, 0)::BIGINT AS free, g.ruleset, g.options
             FROM player_deals p
-            JOIN g ON g.game_id = p.game_id AND g.ruleset = 'standard' AND g.options = ''
+            JOIN g ON g.game_id = p.game_id
             JOIN dd_deals d ON d.game_id = p.game_id AND d.deal = p.deal_index AND d.analysed
+            JOIN dd_deal_sides s ON s.game_id = p.game_id AND s.deal = p.deal_index AND s.side = p.team
             LEFT JOIN pc ON pc.game_id = p.game_id AND pc.deal = p.deal_index AND pc.seat = p.seat
-            WHERE p.team IN ('NS', 'EW')
         """)
     bids = """
         count(*) FILTER (WHERE contract_kind = 'number')::BIGINT AS contracts,
@@ -615,27 +628,48 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
     """
     # Everyone's contracts count once per side and deal (both partners' rows hold the same contract);
     # a board counts once per side that claimed it.
+    plain = "ruleset = 'standard' AND options = ''"
     sides = """
         SELECT game_id, deal, team, any_value(hand_size) AS hand_size, any_value(contract_kind) AS contract_kind,
                any_value(contract) AS contract, any_value(dd) AS dd,
-               CASE WHEN bool_or(bid_kind = 'board') THEN 'board' END AS bid_kind
+               CASE WHEN bool_or(bid_kind = 'board') THEN 'board' END AS bid_kind,
+               any_value(ruleset) AS ruleset, any_value(options) AS options
         FROM ddp GROUP BY game_id, deal, team
     """
+    v = "ruleset, options"
     return {
         "dd_bids": q(f"""
-            SELECT player, hand_size, {bids} FROM ddp
+            SELECT player, hand_size, {bids} FROM ddp WHERE {plain}
             GROUP BY GROUPING SETS ((player, hand_size), (player)) ORDER BY player, hand_size NULLS FIRST
         """),
         "pop_dd_bids": q(f"""
-            SELECT hand_size, {bids} FROM ({sides})
+            SELECT hand_size, {bids} FROM ({sides}) WHERE {plain}
             GROUP BY GROUPING SETS ((hand_size), ()) HAVING count(*) > 0 ORDER BY hand_size NULLS FIRST
         """),
         "dd_plays": q(f"""
-            SELECT player, hand_size, {plays} FROM ddp
+            SELECT player, hand_size, {plays} FROM ddp WHERE {plain}
             GROUP BY GROUPING SETS ((player, hand_size), (player)) ORDER BY player, hand_size NULLS FIRST
         """),
         "pop_dd_plays": q(f"""
-            SELECT hand_size, {plays} FROM ddp
+            SELECT hand_size, {plays} FROM ddp WHERE {plain}
             GROUP BY GROUPING SETS ((hand_size), ()) HAVING count(*) > 0 ORDER BY hand_size NULLS FIRST
+        """),
+        "ruleset_dd_bids": q(f"""
+            SELECT {v}, player, hand_size, {bids} FROM ddp WHERE NOT ({plain})
+            GROUP BY GROUPING SETS (({v}, player, hand_size), ({v}, player))
+            ORDER BY {v}, player, hand_size NULLS FIRST
+        """),
+        "pop_ruleset_dd_bids": q(f"""
+            SELECT {v}, hand_size, {bids} FROM ({sides}) WHERE NOT ({plain})
+            GROUP BY GROUPING SETS (({v}, hand_size), ({v})) ORDER BY {v}, hand_size NULLS FIRST
+        """),
+        "ruleset_dd_plays": q(f"""
+            SELECT {v}, player, hand_size, {plays} FROM ddp WHERE NOT ({plain})
+            GROUP BY GROUPING SETS (({v}, player, hand_size), ({v}, player))
+            ORDER BY {v}, player, hand_size NULLS FIRST
+        """),
+        "pop_ruleset_dd_plays": q(f"""
+            SELECT {v}, hand_size, {plays} FROM ddp WHERE NOT ({plain})
+            GROUP BY GROUPING SETS (({v}, hand_size), ({v})) ORDER BY {v}, hand_size NULLS FIRST
         """),
     }
