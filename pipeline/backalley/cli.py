@@ -597,8 +597,9 @@ def analyze(
 ) -> None:
     """Double-dummy values of each deal and the cost of each play.
 
-    With files: print them.  Without: fill dd_deals and dd_plays for every stored
-    deal lacking them (resumable; each batch of games commits on its own).
+    With files: print them.  Without: fill dd_deals, dd_deal_sides (every side's value:
+    teams, or each seat without partnerships) and dd_plays for every stored deal
+    lacking them (resumable; each batch of games commits on its own).
     Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage or store error.
     """
     from backalley.analysis import Scope, analyse_files, analyse_store
