@@ -598,3 +598,18 @@ def test_export_of_empty_tables_keeps_their_columns(tmp_path: Path) -> None:
     for t in store_mod.TABLES:
         frame = pl.scan_parquet(out / t / "**" / "*.parquet", hive_partitioning=False).collect()
         assert frame.height == 0 and frame.columns == columns[t], t
+
+
+def test_no_connection_draws_duckdbs_progress_bar(tmp_path: Path) -> None:
+    """DuckDB's own progress bar (on by default) writes to stdout: into `query --format csv` output or a report's."""
+    from backalley.reporting.metrics import open_store
+    from backalley.store import Store
+
+    db = tmp_path / "s.duckdb"
+    with Store.open(db) as store:
+        assert store.con.execute("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
+    con = open_store(db)
+    try:
+        assert con.execute("SELECT current_setting('enable_progress_bar')").fetchall() == [(False,)]
+    finally:
+        con.close()

@@ -27,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from backalley.display import printable
-from backalley.store import QueryError, Store, StoreError
+from backalley.store import QueryError, Store, StoreError, quiet
 
 #: DuckDB's memory cap for a query: fits a 2-core, 4 GB machine with room to spare.
 QUERY_MEMORY_LIMIT = "1GB"
@@ -150,7 +150,7 @@ def _copy(reader: pa.RecordBatchReader, fmt: Format, dest: IO[bytes], memory_lim
         return
     with tempfile.TemporaryDirectory(prefix="backalley-query-") as folder:
         path = os.path.join(folder, f"result.{fmt.value}")
-        writer = duckdb.connect(":memory:", config={"memory_limit": memory_limit})
+        writer = quiet(duckdb.connect(":memory:", config={"memory_limit": memory_limit}))
         try:
             quoted = path.replace("'", "''")
             writer.execute(f"COPY (SELECT * FROM reader) TO '{quoted}' ({COPY_OPTIONS[fmt]})")

@@ -934,9 +934,19 @@ def _read_version(con: duckdb.DuckDBPyConnection, path: str) -> int | None:
         raise SchemaVersionError(f"{path}: unreadable schema version {row[0]!r}") from None
 
 
+def quiet(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``con`` without DuckDB's own progress bar, which is on by default in Python for any query
+    over 2 s and writes to standard output: into ``query --format csv`` output, or a report's.
+
+    (A session setting: it cannot be given to ``duckdb.connect``; cursors inherit it.)
+    """
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
 def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
     try:
-        con = duckdb.connect(str(path), read_only=read_only, config=config or {})
+        con = quiet(duckdb.connect(str(path), read_only=read_only, config=config or {}))
     except duckdb.IOException as exc:
         text = str(exc)
         if "lock" in text.lower():

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from backalley.store import StoreError, check_readable, one_line
+from backalley.store import StoreError, check_readable, one_line, quiet
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200
@@ -207,10 +207,12 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
         raise ReportError(f"no database at {db_path}")
     try:
         spill = Path(tempfile.gettempdir()) / f"backalley-report-{os.getpid()}"
-        con = duckdb.connect(
-            str(db_path),
-            read_only=True,
-            config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)},
+        con = quiet(
+            duckdb.connect(
+                str(db_path),
+                read_only=True,
+                config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)},
+            )
         )
     except duckdb.Error as exc:
         raise ReportError(f"{db_path}: cannot open: {one_line(exc)}") from None
