@@ -11,17 +11,18 @@ import gc
 import json
 import multiprocessing
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from multiprocessing.pool import AsyncResult
 from typing import Any
 
 import orjson
 
 from backalley.fastrecord import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
-from backalley.sources import InputFile, Item, parse
+from backalley.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
 
 #: Records read ahead per batch with several workers (two batches are in flight).
 BATCH = 2048
@@ -215,6 +216,118 @@ def check_items(
             batch, results = nxt, nxt_results
 
 
+@dataclass(slots=True)
+class Piece:
+    """The ``validate`` results of consecutive records, as one: what crosses processes per piece of input."""
+
+    #: Bytes of input it covers (for progress).
+    size: int = 0
+    records: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    by_code: dict[str, int] = field(default_factory=dict)
+    #: The JSON Lines reports of its records, one line each, when asked for.
+    output: bytes = b""
+    #: The records to show in human output (``raw`` dropped), with their results.
+    shown: list[tuple[Item, Checked]] = field(default_factory=list)
+
+
+def check_piece(items: Iterable[Item], json_report: bool, show_valid: bool, max_record_bytes: int) -> Piece:
+    """Check consecutive records: their counts, their reports joined, and the records to show.
+
+    With ``json_report`` every report is in ``output``; otherwise ``shown`` holds
+    the invalid records, and the others too with ``show_valid``.
+    """
+    piece = Piece()
+    out: list[bytes] = []
+    by_status, by_code = piece.by_status, piece.by_code
+    for item in cap_records(items, max_record_bytes):
+        piece.records += 1
+        r = check_item(item)
+        st = status(r)
+        by_status[st] = by_status.get(st, 0) + 1
+        for v in r.violations:
+            by_code[v.code] = by_code.get(v.code, 0) + 1
+        if json_report:
+            out.append(report_bytes(r, item.source, item.line))
+            out.append(b"\n")
+        elif show_valid or st == "invalid":
+            piece.shown.append((Item(item.source, item.line, b""), Checked(r.game_id, st, r.violations)))
+    piece.output = b"".join(out)
+    return piece
+
+
+#: Records per piece checked in this process (``workers=1``).
+PIECE_RECORDS = 64
+#: Tasks (lists of spans) in flight per worker process.
+IN_FLIGHT = 2
+#: Spans at most per task (many small files go to a worker together).
+TASK_SPANS = 256
+
+
+def validate_files(
+    files: Sequence[InputFile],
+    workers: int = 1,
+    json_report: bool = False,
+    show_valid: bool = True,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+    span_bytes: int = SPAN_BYTES,
+) -> Iterator[Piece]:
+    """Check every record of ``files``, in input order, as consecutive :class:`Piece` results.
+
+    With one worker the records are read and checked here, a few at a time.  With
+    several, each worker reads and checks pieces of about ``span_bytes`` of input
+    (:func:`~backalley.sources.spans`) and sends back their results as one:
+    this process only cuts large files at newlines and writes what comes back.
+    A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.
+    """
+    if workers <= 1:
+        tune_gc()
+        items = (item for f in files for item in read_file(f))
+        while batch := list(islice(items, PIECE_RECORDS)):
+            piece = check_piece(batch, json_report, show_valid, max_record_bytes)
+            piece.size = sum(len(item.raw) + 1 for item in batch)
+            yield piece
+        return
+    tasks = _tasks(spans(files, span_bytes), span_bytes)
+    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    with ctx.Pool(workers, initializer=tune_gc) as pool:
+        pending: deque[tuple[int, AsyncResult[Piece]]] = deque()
+
+        def submit(task: list[Span]) -> None:
+            args = (task, json_report, show_valid, max_record_bytes)
+            pending.append((sum(s.size for s in task), pool.apply_async(_check_task, args)))
+
+        for task in islice(tasks, workers * IN_FLIGHT):
+            submit(task)
+        while pending:
+            size, result = pending.popleft()
+            piece = result.get()
+            if (more := next(tasks, None)) is not None:
+                submit(more)
+            piece.size = size
+            yield piece
+
+
+def _tasks(parts: Iterable[Span], span_bytes: int) -> Iterator[list[Span]]:
+    """Consecutive spans grouped into tasks of about ``span_bytes`` (or :data:`TASK_SPANS` spans) each."""
+    task: list[Span] = []
+    size = 0
+    for span in parts:
+        task.append(span)
+        size += span.size
+        if size >= span_bytes or len(task) >= TASK_SPANS:
+            yield task
+            task, size = [], 0
+    if task:
+        yield task
+
+
+def _check_task(task: list[Span], json_report: bool, show_valid: bool, max_record_bytes: int) -> Piece:
+    """A worker's task: read its spans and check their records as one piece."""
+    items = (item for span in task for item in read_span(span))
+    return check_piece(items, json_report, show_valid, max_record_bytes)
+
+
 def status(r: Replay) -> str:
     """``valid`` (complete), ``incomplete`` (valid, fewer than 25 scored deals) or ``invalid``."""
     if not r.valid:
@@ -229,6 +342,11 @@ class Summary:
     records: int = 0
     by_status: Counter[str] = field(default_factory=Counter)
     by_code: Counter[str] = field(default_factory=Counter)
+
+    def add_piece(self, piece: Piece) -> None:
+        self.records += piece.records
+        self.by_status.update(piece.by_status)
+        self.by_code.update(piece.by_code)
 
     def add(self, r: Checked) -> None:
         self.records += 1
