@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from backalley.cli import app
 from backalley.sources import BOM, InputFile, Item, expand, read_file, read_span, spans
-from backalley.validate import Piece, Summary, validate_files
+from backalley.validate import Piece, Summary, pool_context, validate_files
 from tests.test_schema import random_record
 
 runner = CliRunner()
@@ -146,6 +146,21 @@ def test_workers_give_the_one_worker_reports_byte_for_byte(inputs: Path, size: i
     assert many == one
     assert one[2].records == 15 and one[2].by_status["invalid"] == 9
     assert one[2].by_code["JSON"] == 3 and not one[1]
+
+
+def test_workers_started_beside_another_thread_give_the_same_reports(inputs: Path) -> None:
+    files = files_of(inputs)
+    one = joined(validate_files(files, 1, True, True, LIMIT))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()  # forking now could copy a held lock: the workers come from a fork server
+    try:
+        assert pool_context().get_start_method() != "fork"
+        many = joined(validate_files(files, 2, True, True, LIMIT, span_bytes=2000))
+    finally:
+        stop.set()
+        other.join()
+    assert many == one
 
 
 @pytest.mark.parametrize("show_valid", [True, False])
