@@ -2,7 +2,10 @@
 
 :func:`check` is the whole check of one raw input.  :func:`check_items` runs it
 over a stream of :class:`~backalley.sources.Item`, in order, in batches so that
-memory stays bounded, in this process (``workers=1``) or in a process pool.
+memory stays bounded, in this process (``workers=1``) or in a process pool, and
+gives a result per record.  :func:`validate_files`, what ``backalley validate``
+runs, gives a result per piece of input: with several workers each reads and
+checks its own pieces of the files, so this process has little to do per record.
 """
 
 from __future__ import annotations
@@ -206,8 +209,7 @@ def check_items(
         for item in it:
             yield item, fn(item)
         return
-    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    with ctx.Pool(workers, initializer=tune_gc) as pool:
+    with pool_context().Pool(workers, initializer=tune_gc) as pool:
         # Two batches in flight: the workers start on the next batch while this one's
         # results are consumed, so none of them waits at a batch boundary.
         batch = list(islice(it, BATCH))
