@@ -106,6 +106,26 @@ def test_standard_input_in_blocks_gives_the_records_of_a_whole_read(
     assert all(s.data is not None for s in spans(expand(["-"]), size))
 
 
+def test_one_worker_reports_each_record_of_standard_input_as_it_comes(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Lines(io.BytesIO):
+        """Standard input that fails if read beyond the record the caller has not been given yet."""
+
+        given = 0
+
+        def __iter__(self) -> Iterator[bytes]:
+            for line in self.getvalue().splitlines(keepends=True):
+                assert Lines.given >= 0, "read ahead"
+                Lines.given -= 1
+                yield line
+
+    monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=Lines(b"{}\n[1]\n" + game(16) + b"\n")))
+    pieces = validate_files(expand(["-"]), 1, True, True, LIMIT)
+    for _ in range(3):
+        Lines.given = 1
+        assert next(pieces).records == 1
+    assert next(pieces, None) is None
+
+
 @pytest.mark.parametrize("name", ["pipe.jsonl", "pipe.json"])
 def test_a_pipe_is_read_here_as_a_whole_read_reads_it(tmp_path: Path, name: str) -> None:
     data = b"\n".join([BOM + b"{}", b"", b"[1]", b"{bad"])

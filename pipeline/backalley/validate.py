@@ -279,7 +279,8 @@ def validate_files(
 ) -> Iterator[Piece]:
     """Check every record of ``files``, in input order, as consecutive :class:`Piece` results.
 
-    With one worker the records are read and checked here, a few at a time.  With
+    With one worker the records are read and checked here, a few at a time (one at
+    a time from standard input or a pipe, so that each is reported as it comes).  With
     several, each worker reads and checks pieces of about ``span_bytes`` of input
     (:func:`~backalley.sources.spans`) and sends back their results as one:
     this process only cuts large files at newlines and writes what comes back.
@@ -287,11 +288,13 @@ def validate_files(
     """
     if workers <= 1:
         tune_gc()
-        items = (item for f in files for item in read_file(f))
-        while batch := list(islice(items, PIECE_RECORDS)):
-            piece = check_piece(batch, json_report, show_valid, max_record_bytes)
-            piece.size = sum(len(item.raw) + 1 for item in batch)
-            yield piece
+        for f in files:
+            items = read_file(f)
+            n = PIECE_RECORDS if f.size else 1  # standard input, a pipe: each record as it comes
+            while batch := list(islice(items, n)):
+                piece = check_piece(batch, json_report, show_valid, max_record_bytes)
+                piece.size = sum(len(item.raw) + 1 for item in batch)
+                yield piece
         return
     tasks = _tasks(spans(files, span_bytes), span_bytes)
     with pool_context().Pool(workers, initializer=tune_gc) as pool:
