@@ -15,8 +15,8 @@ import typer
 from typer.core import TyperCommand
 
 from backalley.display import printable, safe
-from backalley.sources import InputFile, Item, SourceError, expand, label, read_file
-from backalley.validate import Checked, Summary, check_items, default_workers, worker_count
+from backalley.sources import InputFile, Item, SourceError, expand, label
+from backalley.validate import Checked, Summary, default_workers, validate_files, worker_count
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
     from backalley.ingest import RunSummary
@@ -224,13 +224,11 @@ def validate(
     write = sys.stdout.buffer.write
     with progress_bar("validating", show=sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES) as bar:
         task = bar.add_task("", total=total or None, records=0)
-        items = (item for f in files for item in read_file(f))
-        for item, result in check_items(items, workers=workers, json_report=json_out, max_record_bytes=limit):
-            summary.add(result)
-            bar.update(task, advance=len(item.raw) + 1, records=summary.records)
-            if result.report is not None:
-                write(result.report + b"\n")
-            elif not quiet or result.status == "invalid":
+        for piece in validate_files(files, workers, json_out, not quiet, limit):
+            summary.add_piece(piece)
+            bar.update(task, advance=piece.size, records=summary.records)
+            write(piece.output)
+            for item, result in piece.shown:
                 show_result(item, result)
     if summary.records == 0:
         raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")

@@ -46,6 +46,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from backalley import sources
 from backalley.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
 from backalley.sources import InputFile, Item, expand, range_items, read_file
 from backalley.store import LAKE_KEY, Store, create_views, one_line
@@ -170,27 +171,8 @@ def plan(files: Sequence[InputFile], partition_bytes: int = PARTITION_BYTES) -> 
 
 
 def line_ranges(path: Path, size: int, partition_bytes: int) -> list[tuple[int, int, int]]:
-    """``(start, end, first line)`` of byte ranges of about ``partition_bytes``, cut after a newline.
-
-    The file is read once, counting newlines, so every range knows its first line number.
-    """
-    out: list[tuple[int, int, int]] = []
-    start, line = 0, 1
-    with path.open("rb") as fh:
-        while start < size:
-            fh.seek(start)
-            data = fh.read(partition_bytes)
-            cut = len(data)
-            if start + cut < size:
-                rest = fh.readline()  # to the end of the line the range stops in
-                data += rest
-                cut = len(data)
-            out.append((start, start + cut, line))
-            line += data.count(b"\n")
-            start += cut
-            if not data:
-                break
-    return out
+    """``(start, end, first line)`` of byte ranges of about ``partition_bytes``, cut after a newline."""
+    return list(sources.line_ranges(path, size, partition_bytes))
 
 
 def partition_key(part: Partition, sha: str) -> str:
