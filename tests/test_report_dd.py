@@ -48,6 +48,23 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _ingested(tmp_path_factory.mktemp("dd"), analyse=True)
 
 
+Contracts = dict[tuple[str, int, str], tuple[str, int]]
+
+
+def contracts_and_costs(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[Contracts, dict[tuple[str, int, str], str], list[tuple[str, int, str, int]]]:
+    """Each side's contract (kind, value), each seat's bid kind, and every stored play's cost."""
+    sides = {
+        (g, d, s): (k, c)
+        for g, d, s, k, c in con.execute(
+            "SELECT game_id, deal, side, contract_kind, contract FROM deal_sides"
+        ).fetchall()
+    }
+    kinds = {(g, d, s): k for g, d, s, k in con.execute("SELECT game_id, deal, seat, kind FROM bids").fetchall()}
+    return sides, kinds, con.execute("SELECT game_id, deal, seat, cost FROM dd_plays").fetchall()
+
+
 def _expected(db: Path) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Per player and for everyone: the bid-vs-makeable and play-accuracy sums over analysed deals."""
     con = duckdb.connect(str(db), read_only=True)
@@ -64,14 +81,7 @@ def _expected(db: Path) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
                 "SELECT game_id, deal, hand_size, dd_ns, dd_ew FROM dd_deals WHERE analysed"
             ).fetchall()
         }
-        sides = {
-            (g, d, s): (k, c)
-            for g, d, s, k, c in con.execute(
-                "SELECT game_id, deal, side, contract_kind, contract FROM deal_sides"
-            ).fetchall()
-        }
-        kinds = {(g, d, s): k for g, d, s, k in con.execute("SELECT game_id, deal, seat, kind FROM bids").fetchall()}
-        plays = con.execute("SELECT game_id, deal, seat, cost FROM dd_plays").fetchall()
+        sides, kinds, plays = contracts_and_costs(con)
     finally:
         con.close()
     per: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

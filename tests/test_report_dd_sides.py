@@ -22,6 +22,7 @@ from backalley.reporting.html import player_slug
 from backalley.reporting.metrics import open_store
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
+from tests.test_report_dd import contracts_and_costs
 
 runner = CliRunner()
 SEATS = ("N", "E", "S", "W")
@@ -57,14 +58,7 @@ def _expected(db: Path, options: str) -> tuple[dict[str, dict[str, float]], dict
         for g, d, side, dd in con.execute("SELECT game_id, deal, side, dd FROM dd_deal_sides").fetchall():
             values[g, d][side] = dd
         sizes = dict(((g, d), n) for g, d, n in con.execute("SELECT game_id, deal, hand_size FROM dd_deals").fetchall())
-        sides = {
-            (g, d, s): (k, c)
-            for g, d, s, k, c in con.execute(
-                "SELECT game_id, deal, side, contract_kind, contract FROM deal_sides"
-            ).fetchall()
-        }
-        kinds = {(g, d, s): k for g, d, s, k in con.execute("SELECT game_id, deal, seat, kind FROM bids").fetchall()}
-        plays = con.execute("SELECT game_id, deal, seat, cost FROM dd_plays").fetchall()
+        sides, kinds, plays = contracts_and_costs(con)
     per: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     pop: dict[str, float] = defaultdict(float)
     for (g, d), value in values.items():
