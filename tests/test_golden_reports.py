@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from backalley.cards import CARD_NAMES
 from backalley.record import fast_decode_any
 from backalley.replay import schema_violations
-from backalley.sources import parse, read
-from backalley.validate import check, check_items
+from backalley.sources import expand, parse
+from backalley.validate import check, validate_files
 
 REPLAY = importlib.import_module("backalley.replay")
 #: The replay with its optional C trick loop (when built) and without it (pure Python).
@@ -37,7 +37,8 @@ SAMPLES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "data" / "sample").rg
 
 
 def reports(path: str, workers: int = 1) -> bytes:
-    return b"".join(c.report + b"\n" for _, c in check_items(read([path]), workers, json_report=True) if c.report)
+    """``backalley validate --json PATH``'s output: the path the command runs."""
+    return b"".join(piece.output for piece in validate_files(expand([path]), workers, json_report=True))
 
 
 def golden_chunks() -> list[bytes]:

@@ -1,11 +1,10 @@
 """Validation of many inputs: parse, schema, replay; optionally in worker processes.
 
-:func:`check` is the whole check of one raw input.  :func:`check_items` runs it
-over a stream of :class:`~backalley.sources.Item`, in order, in batches so that
-memory stays bounded, in this process (``workers=1``) or in a process pool, and
-gives a result per record.  :func:`validate_files`, what ``backalley validate``
-runs, gives a result per piece of input: with several workers each reads and
-checks its own pieces of the files, so this process has little to do per record.
+:func:`check` is the whole check of one raw input.  :func:`validate_files`, what
+``backalley validate`` runs, checks every record of the inputs in order and gives a
+result per piece of input: with several workers each reads and checks its own
+pieces of the files (memory stays bounded), so this process has little to do per
+record.
 """
 
 from __future__ import annotations
@@ -30,10 +29,6 @@ from backalley.fastrecord import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
 
-#: Records read ahead per batch with several workers (two batches are in flight).
-BATCH = 2048
-#: Records per task sent to a worker.
-TASK = 128
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
 #: The largest record read, by default (``--max-record-bytes``): a 25-deal game is about 23 kB.
@@ -185,40 +180,6 @@ def report_json(report: dict[str, Any]) -> bytes:
         return orjson.dumps(report)
     except orjson.JSONEncodeError:  # orjson stops at 64 bits; a bid of 10**30 scores beyond them
         return json.dumps(report, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _check_json(item: Item) -> Checked:
-    return check_for_validate(item, True)
-
-
-def _check_human(item: Item) -> Checked:
-    return check_for_validate(item, False)
-
-
-def check_items(
-    items: Iterable[Item], workers: int = 1, json_report: bool = False, max_record_bytes: int = MAX_RECORD_BYTES
-) -> Iterator[tuple[Item, Checked]]:
-    """``(item, checked)`` for every item, in input order; replays in ``workers`` processes.
-
-    A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.
-    """
-    fn = _check_json if json_report else _check_human
-    it = cap_records(items, max_record_bytes)
-    if workers <= 1:
-        tune_gc()
-        for item in it:
-            yield item, fn(item)
-        return
-    with pool_context().Pool(workers, initializer=tune_gc) as pool:
-        # Two batches in flight: the workers start on the next batch while this one's
-        # results are consumed, so none of them waits at a batch boundary.
-        batch = list(islice(it, BATCH))
-        results = pool.imap(fn, batch, chunksize=TASK) if batch else None
-        while results is not None:
-            nxt = list(islice(it, BATCH))
-            nxt_results = pool.imap(fn, nxt, chunksize=TASK) if nxt else None
-            yield from zip(batch, results, strict=True)
-            batch, results = nxt, nxt_results
 
 
 @dataclass(slots=True)
