@@ -28,7 +28,7 @@ from backalley import lake  # noqa: E402
 from backalley.cli import app  # noqa: E402
 from backalley.ingest import RunSummary, ingest  # noqa: E402
 from backalley.simulate import simulate_games  # noqa: E402
-from backalley.sources import InputFile, expand, range_items, read_file  # noqa: E402
+from backalley.sources import InputFile, expand, line_ranges, range_items, read_file  # noqa: E402
 from backalley.store import Store  # noqa: E402
 from tests.test_store import make_inputs  # noqa: E402
 from tests.test_store_narrow import odd_inputs  # noqa: E402
@@ -270,7 +270,7 @@ def test_byte_ranges_give_the_records_and_line_numbers_of_the_whole_file(tmp_pat
     path.write_bytes(b"\n".join(lines))  # no newline at the end
     whole = list(read_file(InputFile("x.jsonl", path, True)))
     for size in (1, 7, 30, 100, 10_000):
-        ranges = lake.line_ranges(path, path.stat().st_size, size)
+        ranges = list(line_ranges(path, path.stat().st_size, size))
         assert ranges[0][0] == 0 and ranges[-1][1] == path.stat().st_size
         assert all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
         data = path.read_bytes()

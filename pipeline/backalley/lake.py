@@ -165,14 +165,9 @@ def plan(files: Sequence[InputFile], partition_bytes: int = PARTITION_BYTES) -> 
         if f.problem is not None or not f.jsonl or size <= partition_bytes:
             parts.append(Partition(f.source, path, f.jsonl, f.problem))
             continue
-        for start, end, line in line_ranges(Path(path), size, partition_bytes):
+        for start, end, line in sources.line_ranges(Path(path), size, partition_bytes):
             parts.append(Partition(f.source, path, True, None, start, end, line))
     return parts
-
-
-def line_ranges(path: Path, size: int, partition_bytes: int) -> list[tuple[int, int, int]]:
-    """``(start, end, first line)`` of byte ranges of about ``partition_bytes``, cut after a newline."""
-    return list(sources.line_ranges(path, size, partition_bytes))
 
 
 def partition_key(part: Partition, sha: str) -> str:
@@ -847,7 +842,6 @@ __all__ = [
     "check_cluster",
     "connect",
     "ingest",
-    "line_ranges",
     "partition_key",
     "plan",
 ]
