@@ -1,6 +1,7 @@
 """Load benchmark of ``backalley serve`` (not a test): uploads in small batches while pages are read.
 
     python benchmarks/service_load.py [--games 10000] [--batch 50] [--uploaders 4] [--readers 4]
+                                      [--read-interval 0.1]
 
 Simulates ``--games`` games once (5% with an injected fault), adds 1% records
 that conflict with a stored game (same ``game_id``, other content) and 1% lines
@@ -9,8 +10,13 @@ port of 127.0.0.1. ``--uploaders`` clients then POST the records to
 ``/api/v1/games`` in batches of ``--batch`` (application/x-ndjson, one
 keep-alive connection each) while ``--readers`` clients read pages of games
 already uploaded (a game, a deal, the game as JSON; every 25th read the
-``/players`` report page). Afterwards the service is stopped and the database
-checked: every game stored once, games + rejects = records sent.
+``/players`` report page). Each reader starts a read every ``--read-interval``
+seconds (a fixed read load: 4 readers at 0.1 s ask for up to 40 pages a second;
+a read that takes longer delays the next); ``--read-interval 0`` reads again as
+soon as the last read is answered, which measures how the two CPUs are shared
+when readers take all they can get rather than uploads under a given read load.
+Afterwards the service is stopped and the database checked: every game stored
+once, games + rejects = records sent.
 
 Reports records/s accepted through the API and read latency (p50, p95) per
 page kind, on the terminal and in ``benchmarks/service_load.json``.
@@ -161,15 +167,27 @@ def post(port: int, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
 
 
 def reader(
-    port: int, stored: list[str], stop: threading.Event, lat: dict[str, list[float]], errors: list[str], seed: int
+    port: int,
+    stored: list[tuple[str, int]],
+    stop: threading.Event,
+    lat: dict[str, list[float]],
+    errors: list[str],
+    seed: int,
+    interval: float,
 ) -> None:
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     n = 0
+    due = time.perf_counter() + rng.uniform(0, interval)  # the readers' starts spread over one interval
     while not stop.is_set():
         if not stored:
             time.sleep(0.05)
             continue
+        wait = due - time.perf_counter()
+        if wait > 0:
+            stop.wait(wait)
+            continue
+        due = max(due + interval, time.perf_counter())
         gid, deals = rng.choice(stored)
         n += 1
         kind, path = rng.choice(
@@ -197,6 +215,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--uploaders", type=int, default=4)
     ap.add_argument("--readers", type=int, default=4)
+    ap.add_argument("--read-interval", type=float, default=0.1, help="seconds from one read of a reader to its next")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "backalley-service-load")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "service_load.json")
     args = ap.parse_args()
@@ -215,7 +234,8 @@ def main() -> None:
     stop = threading.Event()
     stored: list[tuple[str, int]] = []  # the games stored so far (readers wait for the first)
     readers = [
-        threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k)) for k in range(args.readers)
+        threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k, args.read_interval))
+        for k in range(args.readers)
     ]
     uploaders = [
         threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
@@ -252,6 +272,7 @@ def main() -> None:
         "batch": args.batch,
         "uploaders": args.uploaders,
         "readers": args.readers,
+        "read_interval_s": args.read_interval,
         "load_average_1_5_15_min": {
             "start": [round(x, 2) for x in load_before],
             "end": [round(x, 2) for x in load_after],

@@ -66,3 +66,66 @@ def test_pages_show_every_side_of_every_ruleset(tmp_path: Path, ruleset: str, op
                 assert f"{side}: contract " in words and f", {tricks} tricks, {deal['points'][side]} points" in words
             if ruleset == "pereulok" and not options:
                 assert "named by" in words
+
+
+def test_games_read_together_equal_each_read_alone(tmp_path: Path) -> None:
+    """The pages' data of many games of different rulesets, read in one go (as the service does after an
+    upload), are each game's data read alone; so are the figures by side that ``show`` prints."""
+    from backalley.outcomes import game_figures, games_figures
+    from backalley.service import data
+    from backalley.store import Store
+
+    body = b"".join(simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")])
+    with make_client(tmp_path / "s.duckdb") as client:
+        answer = client.post("/api/v1/games", content=body, headers={**NDJSON, **AUTH})
+        assert answer.json()["fates"]["stored"] == len(SETS) + 1
+    ids = [json.loads(line)["game_id"] for line in body.splitlines()]
+    with Store.open(tmp_path / "s.duckdb") as st:
+        cur = st.cursor()
+        together = data.games(cur, [*reversed(ids), "no-such-game"])
+        assert sorted(together) == sorted(ids)
+        assert together == {gid: data.game(cur, gid) for gid in ids}
+        figures = games_figures(cur, ids)
+        assert figures == {gid: game_figures(cur, gid) for gid in ids}
+        assert {len(f.sides) for f in figures.values()} == {2, 4}
+        assert all(f.deals and all(d.sides for d in f.deals if not d.pass_out) for f in figures.values())
+
+
+def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_path: Path) -> None:
+    """What the service keeps in memory of the games it has just stored is computed from the rows it wrote,
+    in a database in memory (``service/fresh.py``); for every ruleset, faulty games and a job's last games
+    included, it must be what the file answers for the same games."""
+    import orjson
+
+    from backalley.service import data, state
+    from backalley.service.settings import Settings
+    from backalley.service.state import Service
+    from backalley.sources import Item
+
+    bodies = [simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")]]
+    faulty = tmp_path / "faulty.jsonl"
+    args = ["simulate", "-n", "6", "--seed", "9", "--faults", "1", "-w", "1", "-o", str(faulty)]
+    assert runner.invoke(app, args).exit_code == 0
+    lines = [x for body in bodies for x in body.splitlines()] + faulty.read_bytes().splitlines()
+    items = [Item("upload", n, raw) for n, raw in enumerate(lines, 1)]
+    state.PREPARE_PAGES, keep = 4, state.PREPARE_PAGES  # a group's last 4 games (chunks of 256: all of these)
+    try:
+        svc = Service(Settings(db=tmp_path / "s.duckdb"))
+        try:
+            answer = svc.upload(items[:3])
+            answer_rest = svc.upload(items[3:])
+            stored = answer["fates"]["stored"] + answer_rest["fates"]["stored"]
+            assert stored >= len(items) - 2  # a fault may make a line that is not a game
+            kept = set(svc.games._entries)
+            assert len(kept) == stored  # one chunk each: every game of it is kept, however few PREPARE_PAGES says
+            with svc.reader() as cur:
+                for gid in kept:
+                    memory = orjson.loads(svc.games.get(gid, lambda _: None) or b"null")
+                    assert memory == data.game(cur, gid), gid
+                    winners = orjson.loads(svc.winners.get(gid, lambda _: None) or b"null")
+                    assert winners == [[d, t, w] for (d, t), w in data.trick_winners(cur, [gid])[gid].items()]
+                assert any(data.game(cur, gid)["violations"] for gid in kept)  # type: ignore[index]
+        finally:
+            svc.close()
+    finally:
+        state.PREPARE_PAGES = keep

@@ -172,7 +172,6 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
     for budget in (0, 1 << 20):
         svc = Service(Settings(db=tmp_path / f"c{budget}.duckdb", record_cache=budget))
         svc.upload(items)
-        svc.pages_prepared()  # kept as they were stored
         assert len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
         with svc.reader() as cur:
             for _ in range(2):  # read, then (with a cache) read again from memory
@@ -184,3 +183,44 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
     assert answers[0][1].tricks[0].winner in ("N", "E", "S", "W")
     with Store.open(tmp_path / "c0.duckdb") as store:  # and what the command line shows, read from the store
         assert data.deal(store.con, "c2", 2) == answers[0][1]
+
+
+def test_fresh_tables_keep_the_newest_chunks_holding_at_least_keep_games() -> None:
+    import pyarrow as pa
+
+    from backalley.service.fresh import FreshTables
+
+    def chunk(*ids: str) -> dict[str, pa.Table]:
+        return {"g_games": pa.table({"game_id": list(ids)}), "rejects": pa.table({"x": [1]})}
+
+    kept = FreshTables(keep=3)
+    for part in (chunk("a", "b"), chunk(), chunk("c", "d"), chunk("e")):
+        kept.add(part)
+    assert [t["g_games"]["game_id"].to_pylist() for t in kept.parts] == [["c", "d"], ["e"]]
+    assert kept.games == 3 and all("rejects" not in t for t in kept.parts)
+    kept.add(chunk("f", "g", "h", "i"))  # one chunk larger than keep: kept whole, alone
+    assert [t["g_games"].num_rows for t in kept.parts] == [4] and kept.games == 4
+    nothing = FreshTables(keep=0)
+    nothing.add(chunk("a"))
+    assert not nothing.parts
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"deals": [{"number": 1}, 2, "x", null]}',
+        b'{"deals": [], "x": 1}',
+        b'{"deals": {"a": 1}}',
+        b'{"deals": null}',
+        b'{"other": 1}',
+        b"[1, 2]",
+        b'{"deals": [1], "deals": [1, 2, 3]}',
+        b'{"deals": [{"n": 123456789012345678901234567890}, {}]}',
+        b'{"deals": [1, 2',
+        b"",
+    ],
+)
+def test_deal_count_is_the_number_of_deals_the_deal_viewer_reads(raw: bytes) -> None:
+    """The game page counts the record's deals without building them; the deal viewer builds them."""
+    text: data.RecordText = lambda _cur, _gid: raw  # noqa: E731
+    assert data._deal_count(None, "g", text) == len(data._raw_deals(None, "g", text) or [])  # type: ignore[arg-type]

@@ -229,6 +229,32 @@ def test_view_sql_reads_the_narrow_tables_from_anywhere(tmp_path: Path, monkeypa
     assert got == want
 
 
+def test_store_cursors_and_second_connections_read_the_raw_text(tmp_path: Path) -> None:
+    """The functions belong to the database instance: a cursor (the service opens one per read) needs only
+    the macro, and a second connection to an instance that has them registers nothing twice."""
+    db = tmp_path / "s.duckdb"
+    line = (SAMPLE / "valid-games.jsonl").read_bytes().splitlines()[0]
+    (tmp_path / "g.jsonl").write_bytes(line + b"\n")
+    ingest([str(tmp_path / "g.jsonl")], db)
+    with Store.open(db) as st:
+        for _ in range(2):
+            cur = st.cursor()
+            assert cur.execute("SELECT raw FROM games").fetchall() == [(line.decode("utf-8"),)]
+            cur.close()
+    with store_mod.connect(db) as first, store_mod.connect(db) as second:  # one instance, registered once
+        for con in (first, second):
+            assert con.execute("SELECT backalley_raw_bytes(raw_zstd) FROM g_games").fetchall() == [(line,)]
+    plain = duckdb.connect()
+    try:
+        with pytest.raises(duckdb.CatalogException):
+            plain.execute("SELECT backalley_raw_text(NULL::BLOB)")
+        store_mod.register_functions(plain)
+        store_mod.register_functions(plain)  # again: it finds them
+        assert plain.execute("SELECT backalley_raw(backalley_zstd('é'))").fetchall() == [("é",)]
+    finally:
+        plain.close()
+
+
 # --- the raw text: exact bytes -------------------------------------------------------------------
 
 

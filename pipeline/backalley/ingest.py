@@ -507,6 +507,8 @@ class _Writer:
         #: The counters as of the last commit (what a failed run's row keeps).
         self.committed = _replace_counters(RunSummary(), run)
         self.background = _Background()
+        #: Hears the tables of every chunk before they are written (the service keeps the pages' data).
+        self.on_tables: Callable[[dict[str, pa.Table]], None] | None = None
         #: A transaction is open on the writing connection (only the background thread writes).
         self.open = False
         #: A second connection for the key hashes, which need no table: they do not wait.
@@ -711,6 +713,8 @@ class _Writer:
             )
         if reject_rows:
             tables["rejects"] = rows_table(reject_rows, REJECT_TYPES)
+        if self.on_tables is not None:
+            self.on_tables(tables)
 
         def job() -> None:
             self._begin()
@@ -794,8 +798,16 @@ class Session:
             self._settings.restore()
             raise
 
-    def store_group(self, items: Sequence[Item], fate: Fate, build: Callable[[Item], Built] | None = None) -> None:
+    def store_group(
+        self,
+        items: Sequence[Item],
+        fate: Fate,
+        build: Callable[[Item], Built] | None = None,
+        tables: Callable[[dict[str, pa.Table]], None] | None = None,
+    ) -> None:
         """Store ``items`` in one transaction (up to ``transaction`` records); ``fate`` hears each one's fate.
+
+        ``tables`` hears the tables written, a chunk at a time, before they are written.
 
         Raises :class:`~backalley.store.StoreError` when the database fails: the
         group's transaction is rolled back and the session is over.
@@ -804,6 +816,7 @@ class Session:
             raise StoreError(f"{self.store.path}: this ingest session failed earlier; open a new one")
         t0 = time.perf_counter()
         self._writer.fate = fate
+        self._writer.on_tables = tables
         try:
             records = 0
             for part in built_chunks(items, 1, CHUNK, self._writer.stored_hashes, self.max_record_bytes, build):
@@ -824,6 +837,7 @@ class Session:
             raise StoreError(f"{self.store.path}: the database failed during the ingest: {one_line(exc)}") from exc
         finally:
             self._writer.fate = None
+            self._writer.on_tables = None
             self.run.seconds += time.perf_counter() - t0
 
     def close(self) -> RunSummary:

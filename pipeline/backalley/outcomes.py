@@ -125,62 +125,80 @@ def _names_trump(ruleset: str | None, options: tuple[str, ...]) -> bool:
 
 def game_figures(cur: duckdb.DuckDBPyConnection, game_id: str) -> GameFigures | None:
     """A stored game's figures by side; ``None`` when it is not stored."""
-    found = _rows(
+    return games_figures(cur, [game_id]).get(game_id)
+
+
+def games_figures(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, GameFigures]:
+    """:func:`game_figures` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
+    ids = list(dict.fromkeys(game_ids))
+    if not ids:
+        return {}
+    among = f"game_id IN ({', '.join('?' * len(ids))})"  # a plain list: DuckDB pushes it into the narrow tables
+    side_rows: dict[str, list[dict[str, Any]]] = {}
+    for r in _rows(cur, f"SELECT game_id, side, score, recorded_score FROM game_sides WHERE {among}", ids):
+        side_rows.setdefault(r.pop("game_id"), []).append(r)
+    out: dict[str, GameFigures] = {}
+    for g in _rows(
         cur,
-        "SELECT status, ruleset, options, winner, player_n, player_e, player_s, player_w FROM games WHERE game_id = ?",
-        [game_id],
-    )
-    if not found:
-        return None
-    g = found[0]
-    options = tuple(o for o in (g["options"] or "").split(",") if o)
-    side_rows = _rows(cur, "SELECT side, score, recorded_score FROM game_sides WHERE game_id = ?", [game_id])
-    sides = _sides_of(g["ruleset"], options, [r["side"] for r in side_rows])
-    by_side = {r["side"]: r for r in side_rows}
-    return GameFigures(
-        game_id=game_id,
-        status=g["status"],
-        ruleset=g["ruleset"],
-        options=options,
-        players={s: g[f"player_{s.lower()}"] for s in SEATS},
-        sides=sides,
-        score={s: by_side[s]["score"] for s in sides},
-        recorded_score={s: by_side[s]["recorded_score"] for s in sides},
-        winner=g["winner"],
-        deals=_deal_lines(cur, game_id, sides, _names_trump(g["ruleset"], options), None),
-    )
+        "SELECT game_id, status, ruleset, options, winner, player_n, player_e, player_s, player_w"
+        f" FROM games WHERE {among}",
+        ids,
+    ):
+        options = tuple(o for o in (g["options"] or "").split(",") if o)
+        rows = side_rows.get(g["game_id"], [])
+        sides = _sides_of(g["ruleset"], options, [r["side"] for r in rows])
+        by_side = {r["side"]: r for r in rows}
+        out[g["game_id"]] = GameFigures(
+            game_id=g["game_id"],
+            status=g["status"],
+            ruleset=g["ruleset"],
+            options=options,
+            players={s: g[f"player_{s.lower()}"] for s in SEATS},
+            sides=sides,
+            score={s: by_side[s]["score"] for s in sides},
+            recorded_score={s: by_side[s]["recorded_score"] for s in sides},
+            winner=g["winner"],
+        )
+    for gid, lines in _deal_lines(cur, among, list(out), None, out).items():
+        out[gid].deals = lines
+    return out
 
 
 _DEAL_SQL = (
-    "SELECT deal, number, hand_size, dealer, trump_card, trump_suit, pass_out, opening_leader"
-    " FROM deals WHERE game_id = ?"
+    "SELECT game_id, deal, number, hand_size, dealer, trump_card, trump_suit, pass_out, opening_leader FROM deals"
 )
 _SIDE_SQL = (
-    "SELECT deal, side, contract_kind, contract, multiplier, board_level, tricks, points, made,"
-    " recorded_tricks, recorded_points FROM deal_sides WHERE game_id = ?"
+    "SELECT game_id, deal, side, contract_kind, contract, multiplier, board_level, tricks, points, made,"
+    " recorded_tricks, recorded_points FROM deal_sides"
 )
 
 
 def _deal_lines(
-    cur: duckdb.DuckDBPyConnection, game_id: str, sides: tuple[str, ...], named: bool, deal: int | None
-) -> list[DealLine]:
-    """The dealings of a game (or only ``deal``), each with its sides in ``sides`` order."""
-    where, params = ("", [game_id]) if deal is None else (" AND deal = ?", [game_id, deal])
-    per_deal: dict[int, dict[str, SideResult]] = {}
-    for r in _rows(cur, _SIDE_SQL + where, params):
-        number = r.pop("deal")
-        per_deal.setdefault(number, {})[r["side"]] = SideResult(**r)
-    out = []
-    for d in _rows(cur, _DEAL_SQL + where + " ORDER BY deal", params):
-        results = per_deal.get(d["deal"], {})
-        named_here = named and d["trump_suit"] is not None
-        out.append(DealLine(**d, trump_named=named_here, sides=[results[s] for s in sides if s in results]))
+    cur: duckdb.DuckDBPyConnection, among: str, ids: list[str], deal: int | None, games: dict[str, GameFigures]
+) -> dict[str, list[DealLine]]:
+    """The dealings of these games (or only ``deal``) by game, each with its sides in its game's order."""
+    if not ids:
+        return {}
+    where, params = (f" WHERE {among}", list(ids)) if deal is None else (f" WHERE {among} AND deal = ?", [*ids, deal])
+    per_deal: dict[tuple[str, int], dict[str, SideResult]] = {}
+    for gid, deal_n, *side in cur.execute(_SIDE_SQL + where, params).fetchall():  # tuples: many rows
+        per_deal.setdefault((gid, deal_n), {})[side[0]] = SideResult(*side)
+    named = {gid: _names_trump(g.ruleset, g.options) for gid, g in games.items()}
+    out: dict[str, list[DealLine]] = {gid: [] for gid in ids}
+    rows = cur.execute(_DEAL_SQL + where + " ORDER BY game_id, deal", params).fetchall()
+    for gid, n, number, hand_size, dealer, trump_card, trump_suit, pass_out, leader in rows:
+        results = per_deal.get((gid, n), {})
+        sides = [results[s] for s in games[gid].sides if s in results]
+        named_here = named[gid] and trump_suit is not None
+        out[gid].append(
+            DealLine(n, number, hand_size, dealer, trump_card, trump_suit, named_here, pass_out, leader, sides)
+        )
     return out
 
 
 def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -> DealFigures | None:
     """Dealing ``deal`` (1-based position) of ``game`` with its calls and the score after it; ``None`` if unstored."""
-    lines = _deal_lines(cur, game.game_id, game.sides, _names_trump(game.ruleset, game.options), deal)
+    lines = _deal_lines(cur, "game_id = ?", [game.game_id], deal, {game.game_id: game})[game.game_id]
     if not lines:
         return None
     bids = [
@@ -301,6 +319,7 @@ __all__ = [
     "double_dummy",
     "double_dummy_values",
     "game_figures",
+    "games_figures",
     "page_sides",
     "trump_words",
 ]

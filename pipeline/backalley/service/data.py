@@ -15,10 +15,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import duckdb
+import msgspec
 import orjson
 
 from backalley.cards import SEATS
-from backalley.outcomes import game_figures, page_sides
+from backalley.outcomes import games_figures, page_sides
+from backalley.sources import parse
 
 _GAME_COLUMNS = (
     "game_id, source, line, ingested_at, ruleset, played_at, event, player_n, player_e, player_s, player_w,"
@@ -62,6 +64,28 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
 
+_TEMPORAL = ("TIMESTAMP", "DATE", "TIME")
+
+
+def _safe_rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    """:func:`_rows` with dates and times as ISO text (:func:`_json_safe`), converting only the columns
+    of those types: a game's deals are many rows of many columns, none of them a time."""
+    rel = cur.execute(sql, params)
+    names = [d[0] for d in rel.description or []]
+    times = [k for k, d in enumerate(rel.description or []) if str(d[1]).startswith(_TEMPORAL)]
+    rows = rel.fetchall()
+    if not times:
+        return [dict(zip(names, row, strict=True)) for row in rows]
+    out = []
+    for row in rows:
+        values = list(row)
+        for k in times:
+            if values[k] is not None:
+                values[k] = values[k].isoformat()
+        out.append(dict(zip(names, values, strict=True)))
+    return out
+
+
 #: ``text(cur, game_id)``: a stored game's raw text; ``None`` when the game is not stored.
 RecordText = Callable[[duckdb.DuckDBPyConnection, str], bytes | None]
 
@@ -89,21 +113,23 @@ def games(
     out: dict[str, dict[str, Any]] = {}
     if not ids:
         return out
-    for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
-        g = _json_safe(row)
+    for g in _safe_rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
         g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
         g["deals"], g["violations"] = [], []
         out[g["game_id"]] = g
-    for row in _rows(cur, f"SELECT game_id AS _of, {_DEAL_COLUMNS} FROM deals WHERE {among} ORDER BY deal", ids):
-        out[row.pop("_of")]["deals"].append(_json_safe(row))
+    # Each game's deal rows as one JSON array built by DuckDB (no column of deals is a date or time):
+    # building the rows' dicts in Python cost more than all the queries.
+    deals = f"to_json(list(struct_pack({_DEAL_COLUMNS}) ORDER BY deal))"
+    for gid, rows in cur.execute(f"SELECT game_id, {deals} FROM deals WHERE {among} GROUP BY game_id", ids).fetchall():
+        out[gid]["deals"] = orjson.loads(rows)
     for row in _rows(
         cur, f"SELECT game_id AS _of, {_VIOLATION_COLUMNS} FROM violations WHERE {among} ORDER BY ordinal", ids
     ):
         out[row.pop("_of")]["violations"].append(row)
+    figures = games_figures(cur, list(out))  # by side: two teams, or four seats without partnerships
     for gid, g in out.items():
-        g["deal_count"] = len(_raw_deals(cur, gid, text) or [])
-        figures = game_figures(cur, gid)  # by side: two teams, or four seats without partnerships
-        g["by_side"] = page_sides(figures) if figures is not None else None
+        g["deal_count"] = _deal_count(cur, gid, text)
+        g["by_side"] = page_sides(figures[gid]) if gid in figures else None
     return out
 
 
@@ -119,15 +145,31 @@ def violations(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[dict[str, A
 
 
 def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:
+    """The record's ``deals`` as recorded (``[]`` when it has none); ``None`` for a game not stored."""
     raw = text(cur, game_id)
     if raw is None:
         return None
-    try:
-        rec = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return []
+    rec, _ = parse(raw)  # as ingest read it: integers of any size are JSON
     deals = rec.get("deals") if isinstance(rec, dict) else None
     return deals if isinstance(deals, list) else []
+
+
+class _DealsOnly(msgspec.Struct):
+    deals: list[msgspec.Raw] = []
+
+
+_DEALS_ONLY = msgspec.json.Decoder(_DealsOnly)
+
+
+def _deal_count(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> int:
+    """``len(_raw_deals(...) or [])`` without building the deals: msgspec only skips over them."""
+    raw = text(cur, game_id)
+    if raw is None:
+        return 0
+    try:
+        return len(_DEALS_ONLY.decode(raw).deals)
+    except msgspec.MsgspecError:  # not an object, or deals not a list, or not JSON: as _raw_deals says
+        return len(_raw_deals(cur, game_id, lambda _c, _g: raw) or [])
 
 
 @dataclass

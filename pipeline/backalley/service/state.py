@@ -26,6 +26,7 @@ import orjson
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
+from backalley.service.fresh import FreshPages, FreshTables
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import Writer
@@ -37,8 +38,10 @@ log = logging.getLogger("backalley.service")
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
-#: Games of one upload whose pages are read into memory as soon as they are stored.
+#: Games of one upload whose pages' data are kept in memory as soon as they are stored (its last ones).
 PREPARE_PAGES = 2_000
+#: The players' figures are recomputed in the background at most this share of the time.
+METRICS_SHARE = 0.1
 
 
 @dataclass
@@ -75,24 +78,25 @@ class Service:
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
-        #: Reads the pages' data of stored games after the upload is answered (see :meth:`_prepare_pages`).
-        self._pages = ThreadPoolExecutor(1, thread_name_prefix="backalley-pages")
         self.replays = Replays(self.settings.workers)
         self.records = RecordCache(self.settings.record_cache)
         #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
         self.games = RecordCache(self.settings.record_cache // 2)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
-        self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit)
-        #: (generation, time computed, figures)
-        self._metrics: tuple[int, float, Metrics] | None = None
+        #: Answers what the pages show of the games the writer has just stored (see :meth:`_stored`).
+        self._fresh = FreshPages()
+        self._writer = Writer(
+            self.store, self.lock, self._written, self.settings.memory_limit, self._stored, keep=PREPARE_PAGES
+        )
+        self._metrics: _Figures | None = None
         self._metrics_lock = threading.Lock()
         self._refreshing = False
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-        self._pages.shutdown(wait=True, cancel_futures=True)
         self._writer.close()
+        self._fresh.close()
         self.replays.close()
         with self.lock:
             self.store.con.execute("CHECKPOINT")
@@ -154,40 +158,28 @@ class Service:
         fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
-        stored: list[str] = []
-        for item, (b, report), (what, message) in zip(items, built, fates, strict=True):
+        for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
-            if what == "stored" and b.game_id is not None:
-                self._remember(b.game_id, item.raw)
-                stored.append(b.game_id)
             results.append({"fate": what, "message": message or None, "report": report})
-        if stored:
-            self._pages.submit(self._prepare_pages, stored)
         return {"records": len(items), "fates": counts, "results": results}
 
-    def pages_prepared(self) -> None:
-        """Wait until the pages' data of every upload answered so far are in memory."""
-        self._pages.submit(lambda: None).result()
+    def _stored(self, games: list[tuple[str, bytes]], tables: FreshTables) -> None:
+        """Keep what the pages show of the games a group has just stored; the writer calls it before it
+        answers their uploads, so that a page asked for after the answer reads nothing from the file.
 
-    def _prepare_pages(self, game_ids: list[str]) -> None:
-        """Read what the pages of the games just stored show, for all of them at once (a page then reads nothing).
-
-        It runs on a thread of its own once the upload is answered: a page asked for
-        before it is done reads the store, as for any game not in memory.
-
-        Of a large upload (a job), only the last :data:`PREPARE_PAGES` games.
+        Their raw text, and their rows and trick winners as
+        :class:`~backalley.service.fresh.FreshPages` reads them from the tables the writer wrote (of
+        a large upload, a job, only the last :data:`PREPARE_PAGES` games').
         """
-        game_ids = game_ids[-PREPARE_PAGES:]
-        if not game_ids or self.games.budget <= 0:
+        for gid, raw in games:
+            self._remember(gid, raw)
+        if self.games.budget <= 0 or not tables.parts:
             return
-        try:
-            with self.reader() as cur:
-                for gid, g in data.games(cur, game_ids, self.record_text).items():
-                    self.games.put(gid, orjson.dumps(g))
-                for gid, w in data.trick_winners(cur, game_ids).items():
-                    self.winners.put(gid, _winners_json(w))
-        except duckdb.Error:  # only a cache: the pages read the store when asked
-            log.exception("reading the pages of %d stored games failed", len(game_ids))
+        found, winners = self._fresh.read(tables.parts, self.record_text)
+        for gid, g in found.items():
+            self.games.put(gid, orjson.dumps(g))
+        for gid, w in winners.items():
+            self.winners.put(gid, _winners_json(w))
 
     def _remember(self, game_id: str, raw: bytes) -> None:
         """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
@@ -226,7 +218,8 @@ class Service:
 
     def metrics(self) -> Metrics:
         """The report's figures: computed on the first call; after a write, recomputed in the background
-        (at most once per ``metrics_max_age`` seconds) while the last figures are served."""
+        while the last figures are served, at most once per ``metrics_max_age`` seconds and at most
+        :data:`METRICS_SHARE` of the time (:meth:`_stale`)."""
         with self._metrics_lock:
             cached = self._metrics
             if cached is None:
@@ -234,23 +227,29 @@ class Service:
             elif self._stale(cached) and not self._refreshing:
                 self._refreshing = True
                 threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True).start()
-            return cached[2]
+            return cached.metrics
 
-    def _stale(self, cached: tuple[int, float, Metrics]) -> bool:
-        return cached[0] != self.generation and time.monotonic() - cached[1] >= self.settings.metrics_max_age
+    def _stale(self, cached: _Figures) -> bool:
+        """Written to since, and rested long enough: ``metrics_max_age`` seconds, and ten times as long as
+        the last computation took (on a large store it takes seconds of the CPUs the uploads need)."""
+        rest = max(self.settings.metrics_max_age, cached.seconds / METRICS_SHARE)
+        return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
-    def _compute_metrics(self) -> tuple[int, float, Metrics]:
-        gen, now = self.generation, time.monotonic()
+    def _figures(self) -> _Figures:
+        gen, start = self.generation, time.monotonic()
         with self.reader() as cur:
-            self._metrics = (gen, now, compute(cur))
+            found = compute(cur)
+        done = time.monotonic()
+        return _Figures(gen, done, done - start, found)
+
+    def _compute_metrics(self) -> _Figures:
+        self._metrics = self._figures()
         return self._metrics
 
     def _refresh_metrics(self) -> None:
         try:
             fresh = None
-            gen, now = self.generation, time.monotonic()
-            with self.reader() as cur:
-                fresh = (gen, now, compute(cur))
+            fresh = self._figures()
         except Exception:  # the figures stay as they were; the next write tries again
             log.exception("recomputing the players' figures failed")
         finally:
@@ -258,6 +257,16 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+@dataclass(frozen=True)
+class _Figures:
+    """The players' figures as computed after write ``generation``, when, and in how many seconds."""
+
+    generation: int
+    done: float
+    seconds: float
+    metrics: Metrics
 
 
 def _winners_json(winners: data.Winners) -> bytes:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from backalley.ingest import Session
 from backalley.rows import Built
+from backalley.service.fresh import FreshTables
 from backalley.sources import Item
 from backalley.store import Store
 
@@ -41,12 +42,28 @@ class _Upload:
     error: BaseException | None = None
 
 
+#: ``stored(games, tables)``: after a group is committed, before its uploads are answered, the
+#: ``(game_id, raw text)`` of every game it stored and the tables of (at most) the newest
+#: ``keep`` of them (:class:`~backalley.service.fresh.FreshTables`).
+Stored = Callable[[list[tuple[str, bytes]], FreshTables], None]
+
+
 class Writer:
-    def __init__(self, store: Store, lock: threading.Lock, after: Callable[[], None], memory_limit: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        lock: threading.Lock,
+        after: Callable[[], None],
+        memory_limit: str,
+        stored: Stored | None = None,
+        keep: int = 0,
+    ) -> None:
         self.store = store
         self.memory_limit = memory_limit
         self.lock = lock
         self.after = after
+        self.stored = stored
+        self.keep = keep
         self.session: Session | None = None
         self.queue: queue.Queue[_Upload | None] = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="backalley-writer", daemon=True)
@@ -121,10 +138,14 @@ class Writer:
     def _commit(self, group: list[_Upload]) -> None:
         owner = {id(it): up for up in group for it in up.items}
         built = {k: b for up in group for k, b in up.built.items()}
+        games: list[tuple[str, bytes]] = []
+        tables = FreshTables(self.keep)
 
         def fate(item: Item, what: str, message: str) -> None:
             up = owner[id(item)]
             up.fates.append((what, message))
+            if what == "stored" and (gid := built[id(item)].game_id) is not None:
+                games.append((gid, item.raw))
             if up.progress is not None:
                 up.progress(len(up.fates))
 
@@ -134,9 +155,16 @@ class Writer:
                     self.store, ["backalley serve"], memory_limit=self.memory_limit, transaction=GROUP_RECORDS
                 )
             try:
-                self.session.store_group([it for up in group for it in up.items], fate, build=lambda it: built[id(it)])
+                self.session.store_group(
+                    [it for up in group for it in up.items], fate, build=lambda it: built[id(it)], tables=tables.add
+                )
             except BaseException:
                 for up in group:
                     up.fates.clear()
                 raise
             self.after()
+        if self.stored is not None and games:
+            try:
+                self.stored(games, tables)
+            except Exception:  # what the pages keep in memory: they read the store instead
+                log.exception("keeping the pages of %d stored games failed", len(games))
