@@ -46,6 +46,7 @@ def main() -> None:
     import pyarrow as pa
 
     from backalley import ingest as ing
+    from backalley.raw import LEVEL as raw_level
     from backalley.raw import compress
     from backalley.rows import build_item, content_hash, worker_init
     from backalley.sources import expand, read_file
@@ -99,9 +100,9 @@ def main() -> None:
     zstd = (time.process_time() - t) / len(items) * 1e6
     transfer(built)  # and back
 
-    chunks = [
-        list(zip(items[i : i + args.chunk], built[i : i + args.chunk], strict=True)) for i in range(0, n, args.chunk)
-    ]
+    # Only games become rows (a record that is not one goes to rejects, as in ingest).
+    games = [(it, b) for it, b in zip(items, built, strict=True) if b.reject is None and b.game_id is not None]
+    chunks = [games[i : i + args.chunk] for i in range(0, len(games), args.chunk)]
     del built
     t = time.process_time()
     tables = [game_tables(c, 1 + i * args.chunk) for i, c in enumerate(chunks)]
@@ -164,7 +165,7 @@ def main() -> None:
     print(f"{n:,} games; CPU per game, each part alone:")
     for k, v in us.items():
         print(f"  {k:<14} {v:7.0f} us")
-    print(f"  {'total':<14} {total:7.0f} us   (replay + rows includes zstd level 1: {zstd:.0f} us)")
+    print(f"  {'total':<14} {total:7.0f} us   (replay + rows includes zstd level {raw_level}: {zstd:.0f} us)")
     print("  duckdb, by table: " + ", ".join(f"{k} {v}" for k, v in out["duckdb_us_per_game"].items()))
     print(
         f"ceiling: {out['ceiling_games_per_s']['all_cpus']:,} games/s on {args.cpus} CPUs (every CPU busy), "
