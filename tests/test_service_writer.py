@@ -224,3 +224,28 @@ def test_deal_count_is_the_number_of_deals_the_deal_viewer_reads(raw: bytes) -> 
     """The game page counts the record's deals without building them; the deal viewer builds them."""
     text: data.RecordText = lambda _cur, _gid: raw  # noqa: E731
     assert data._deal_count(None, "g", text) == len(data._raw_deals(None, "g", text) or [])  # type: ignore[arg-type]
+
+
+def test_players_figures_rest_ten_times_as_long_as_they_took(tmp_path: Path) -> None:
+    """After a write the figures are recomputed once ``metrics_max_age`` has passed and, when computing
+    them took long, once ten times that long has passed (they take the CPUs uploads need)."""
+    import time
+
+    from backalley.service.state import METRICS_SHARE, _Figures
+
+    svc = Service(Settings(db=tmp_path / "m.duckdb", metrics_max_age=1.0))
+    try:
+        figures = svc.metrics()
+        assert METRICS_SHARE == 0.1
+        now = time.monotonic()
+
+        def cached(ago: float, took: float, generation: int = -1) -> _Figures:
+            return _Figures(generation, now - ago, took, figures)
+
+        assert not svc._stale(cached(30.0, 2.0, generation=svc.generation))  # nothing written since
+        assert not svc._stale(cached(0.5, 0.01))  # metrics_max_age not passed
+        assert svc._stale(cached(1.5, 0.01))
+        assert not svc._stale(cached(15.0, 2.0))  # took 2 s: rests 20 s
+        assert svc._stale(cached(25.0, 2.0))
+    finally:
+        svc.close()
