@@ -123,6 +123,12 @@ def _names_trump(ruleset: str | None, options: tuple[str, ...]) -> bool:
         return False
 
 
+def among_ids(ids: list[str]) -> str:
+    """``game_id IN (?, …)``, a placeholder per id: DuckDB pushes a plain list through the views into
+    the narrow tables, where ``IN (SELECT unnest(?))`` made it join every stored deal (10 times slower)."""
+    return f"game_id IN ({', '.join('?' * len(ids))})"
+
+
 def game_figures(cur: duckdb.DuckDBPyConnection, game_id: str) -> GameFigures | None:
     """A stored game's figures by side; ``None`` when it is not stored."""
     return games_figures(cur, [game_id]).get(game_id)
@@ -133,7 +139,7 @@ def games_figures(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[s
     ids = list(dict.fromkeys(game_ids))
     if not ids:
         return {}
-    among = f"game_id IN ({', '.join('?' * len(ids))})"  # a plain list: DuckDB pushes it into the narrow tables
+    among = among_ids(ids)
     side_rows: dict[str, list[dict[str, Any]]] = {}
     for r in _rows(cur, f"SELECT game_id, side, score, recorded_score FROM game_sides WHERE {among}", ids):
         side_rows.setdefault(r.pop("game_id"), []).append(r)
@@ -314,6 +320,7 @@ __all__ = [
     "DoubleDummy",
     "GameFigures",
     "SideResult",
+    "among_ids",
     "contract_text",
     "deal_figures",
     "double_dummy",

@@ -899,7 +899,9 @@ def _has_function(con: duckdb.DuckDBPyConnection, name: str, arg: str) -> bool:
     """Whether the database instance has the function (binding a query that runs nothing).
 
     Asking ``duckdb_functions()`` lists every function DuckDB has and costs some
-    20 ms; binding one call costs a third of a millisecond.
+    20 ms; binding one call costs a third of a millisecond. A bind that fails ends an
+    open transaction, so call it outside one or on a connection that has the
+    functions (the migrations run on a connection :func:`_connect` registered).
     """
     try:
         con.execute(f"SELECT {name}(NULL::{arg}) LIMIT 0")

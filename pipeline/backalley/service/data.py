@@ -19,7 +19,7 @@ import msgspec
 import orjson
 
 from backalley.cards import SEATS
-from backalley.outcomes import games_figures, page_sides
+from backalley.outcomes import among_ids, games_figures, page_sides
 from backalley.sources import parse
 
 _GAME_COLUMNS = (
@@ -64,28 +64,6 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}
 
 
-_TEMPORAL = ("TIMESTAMP", "DATE", "TIME")
-
-
-def _safe_rows(cur: duckdb.DuckDBPyConnection, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    """:func:`_rows` with dates and times as ISO text (:func:`_json_safe`), converting only the columns
-    of those types: a game's deals are many rows of many columns, none of them a time."""
-    rel = cur.execute(sql, params)
-    names = [d[0] for d in rel.description or []]
-    times = [k for k, d in enumerate(rel.description or []) if str(d[1]).startswith(_TEMPORAL)]
-    rows = rel.fetchall()
-    if not times:
-        return [dict(zip(names, row, strict=True)) for row in rows]
-    out = []
-    for row in rows:
-        values = list(row)
-        for k in times:
-            if values[k] is not None:
-                values[k] = values[k].isoformat()
-        out.append(dict(zip(names, values, strict=True)))
-    return out
-
-
 #: ``text(cur, game_id)``: a stored game's raw text; ``None`` when the game is not stored.
 RecordText = Callable[[duckdb.DuckDBPyConnection, str], bytes | None]
 
@@ -109,11 +87,12 @@ def games(
 ) -> dict[str, dict[str, Any]]:
     """:func:`game` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
     ids = list(dict.fromkeys(game_ids))
-    among = _among(ids)
+    among = among_ids(ids)
     out: dict[str, dict[str, Any]] = {}
     if not ids:
         return out
-    for g in _safe_rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
+    for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
+        g = _json_safe(row)
         g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
         g["deals"], g["violations"] = [], []
         out[g["game_id"]] = g
@@ -131,12 +110,6 @@ def games(
         g["deal_count"] = _deal_count(cur, gid, text)
         g["by_side"] = page_sides(figures[gid]) if gid in figures else None
     return out
-
-
-def _among(ids: list[str]) -> str:
-    """``game_id IN (?, …)``, a placeholder per id: DuckDB pushes a plain list through the views into
-    the narrow tables, where ``IN (SELECT unnest(?))`` made it join every stored deal (10 times slower)."""
-    return f"game_id IN ({', '.join('?' * len(ids))})"
 
 
 def violations(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[dict[str, Any]]:
@@ -314,7 +287,7 @@ def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[s
     if not out:
         return out
     rows = cur.execute(
-        f"SELECT game_id, deal, trick, winner FROM tricks WHERE {_among(list(out))}", list(out)
+        f"SELECT game_id, deal, trick, winner FROM tricks WHERE {among_ids(list(out))}", list(out)
     ).fetchall()
     for gid, deal_n, trick, winner in rows:
         out[gid][(deal_n, trick)] = winner
