@@ -15,13 +15,14 @@ import sys
 from pathlib import Path
 
 from backalley.simulate import write_games
+from backalley.validate import default_workers
 
 SLOW = ("rich.console", "rich.progress", "backalley.record", "pydantic")
 
 
-def loaded_after(code: str) -> set[str]:
-    """The slow modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
-    probe = f"{code}\nimport sys\nsys.stderr.write('LOADED ' + ' '.join(m for m in {SLOW!r} if m in sys.modules))"
+def loaded_after(code: str, slow: tuple[str, ...] = SLOW) -> set[str]:
+    """The ``slow`` modules in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nsys.stderr.write('LOADED ' + ' '.join(m for m in {slow!r} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return set(done.stderr.rsplit("LOADED", 1)[1].split())
 
@@ -38,6 +39,18 @@ def test_validating_valid_records_loads_neither(tmp_path: Path) -> None:
         f"try:\n    app(['validate', '--json', {str(games)!r}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
     )
     assert loaded_after(code) == set()
+
+
+def test_validating_in_one_process_loads_no_multiprocessing(tmp_path: Path) -> None:
+    """``multiprocessing`` (with pickle and sockets, about 18 ms) is imported only when worker processes start."""
+    games = tmp_path / "games.jsonl"
+    write_games(games, games=3, seed=6)
+    run = "from backalley.cli import app\ntry:\n    app(['validate', '--json', {args}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
+    one = run.format(args=f"'--workers', '1', {str(games)!r}")
+    assert loaded_after(one, ("multiprocessing",)) == set()
+    if default_workers() >= 2:  # (the probe sees it when workers do start)
+        two = run.format(args=f"'--workers', '2', {str(games)!r}")
+        assert loaded_after(two, ("multiprocessing",)) == {"multiprocessing"}
 
 
 def test_a_failing_record_still_gets_the_pydantic_messages(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import json
-import multiprocessing
 import os
 import sys
 import threading
@@ -19,15 +18,17 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from multiprocessing.context import BaseContext
-from multiprocessing.pool import AsyncResult
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from backalley.fastrecord import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
+
+if TYPE_CHECKING:  # multiprocessing is imported only when workers start: one worker, or a single record, starts sooner
+    from multiprocessing.context import BaseContext
+    from multiprocessing.pool import AsyncResult
 
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
@@ -134,16 +135,16 @@ def check_for_validate(item: Item, json_report: bool = False) -> Checked:
 def report_bytes(r: Replay, source: str, line: int | None) -> bytes:
     """``report_json(r.report(source, line))``, written without the report's dicts for a record without violations.
 
-    Its deals are a few distinct results, each serialised once (``_DEAL_JSON``).
+    Each deal and the final score fill their sides' templates (:func:`_templates`).
     """
     if r.violations or r.final_score is None:
         return report_json(r.report(source, line))
     try:
         head = orjson.dumps({"source": source, "line": line, "game_id": r.game_id})
-        deals = b",".join([_deal_json(r.sides, d.tricks, d.points) for d in r.deals])
-        final = orjson.dumps(dict(zip(r.sides, r.final_score, strict=True)))
-    except orjson.JSONEncodeError:  # an integer beyond 64 bits
+    except orjson.JSONEncodeError:  # a line number beyond 64 bits
         return report_json(r.report(source, line))
+    deal, final = _templates(r.sides)
+    deals = b",".join([deal % (d.tricks + d.points) for d in r.deals])
     done = b"true" if r.complete else b"false"
     return b"".join(
         (
@@ -153,24 +154,27 @@ def report_bytes(r: Replay, source: str, line: int | None) -> bytes:
             b',"violations":[],"deals":[',
             deals,
             b'],"final_score":',
-            final,
+            final % r.final_score,
             b"}",
         )
     )
 
 
-_DEAL_JSON: dict[tuple[tuple[str, ...], tuple[int, ...], tuple[int, ...]], bytes] = {}
+_TEMPLATES: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
 
 
-def _deal_json(sides: tuple[str, ...], tricks: tuple[int, ...], points: tuple[int, ...]) -> bytes:
-    """One deal of a report, ``{"tricks":{...},"points":{...}}``, serialised once per distinct result."""
-    key = (sides, tricks, points)
-    got = _DEAL_JSON.get(key)
+def _templates(sides: tuple[str, ...]) -> tuple[bytes, bytes]:
+    """A deal's report and the final score, as templates for ``sides``: ``deal % (tricks + points)``, ``final % score``.
+
+    For two sides: ``{"tricks":{"NS":%d,"EW":%d},"points":{"NS":%d,"EW":%d}}`` and
+    ``{"NS":%d,"EW":%d}``.  ``%d`` writes an integer of any size as JSON does; filling
+    a template costs what a cache of serialised deals did on a hit, and never misses
+    (four sides without partners give too many distinct deals to cache).
+    """
+    got = _TEMPLATES.get(sides)
     if got is None:
-        if len(_DEAL_JSON) > 1 << 16:
-            _DEAL_JSON.clear()
-        value = {"tricks": dict(zip(sides, tricks, strict=True)), "points": dict(zip(sides, points, strict=True))}
-        got = _DEAL_JSON[key] = orjson.dumps(value)
+        keys = b",".join(orjson.dumps(side).replace(b"%", b"%%") + b":%d" for side in sides)
+        got = _TEMPLATES[sides] = (b'{"tricks":{' + keys + b'},"points":{' + keys + b"}}", b"{" + keys + b"}")
     return got
 
 
@@ -284,6 +288,8 @@ def pool_context() -> BaseContext:
     run on two cores.  Forking is unsafe only with other threads (a lock held by
     one stays held in the child), such as a progress bar's: then ``forkserver``.
     """
+    import multiprocessing
+
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
