@@ -104,6 +104,91 @@ def test_c_mask_and_python_mask_agree(names: list[str]) -> None:
     assert (want == -1) == (len(set(names)) < len(names))
 
 
+def deal_reference(
+    hands: list[list[Any]], stock: list[Any] | None, trump_card: Any, n: int, deck: int
+) -> tuple[int, ...] | None:
+    """What ``_fastplay.deal`` answers, written plainly: the cards as ints when none is in doubt."""
+    index = {name: i for i, name in enumerate(CARD_NAMES)}
+    seen, masks = 0, []
+    for held in hands:
+        if len(held) != n:
+            return None
+        m = 0
+        for name in held:
+            if name not in index or (seen | m) >> index[name] & 1 or not deck >> index[name] & 1:
+                return None
+            m |= 1 << index[name]
+        masks.append(m)
+        seen |= m
+    tc = -1
+    if trump_card is not None:
+        if trump_card not in index or seen >> index[trump_card] & 1 or not deck >> index[trump_card] & 1:
+            return None
+        tc = index[trump_card]
+        seen |= 1 << tc
+    top, size = [-1, -1], -1
+    if stock is not None:
+        size = len(stock)
+        for i, name in enumerate(stock):
+            if name not in index or not deck >> index[name] & 1:
+                return None
+            c = index[name]
+            if i < 2:
+                top[i] = c
+            if i == 0 and c == tc:
+                continue
+            if seen >> c & 1:
+                return None
+            seen |= 1 << c
+    return (*masks, tc, top[0], top[1], size)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.permutations(CARD_NAMES),
+    st.integers(0, 13),
+    st.integers(-1, 14),
+    st.sampled_from(["none", "first", "top", "other"]),
+    st.sampled_from([(1 << 54) - 1, (1 << 52) - 1, (1 << 54) - 1 - (1 << 0) - (1 << 13)]),
+    st.sampled_from(["no", "repeat", "size", "name", "int"]),
+    st.integers(0, 60),
+)
+def test_c_deal_set_up_agrees_with_its_reference(
+    cards: list[str], n: int, stock_size: int, trump: str, deck: int, fault: str, at: int
+) -> None:
+    """``_fastplay.deal`` (the regular deal's cards in C) equals the plain reading, on regular deals and faulty ones."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C extension is not built (pure-Python install)")
+    hands: list[list[Any]] = [list(cards[k * n : (k + 1) * n]) for k in range(4)]
+    rest = cards[4 * n :]
+    stock: list[Any] | None = None if stock_size < 0 else list(rest[1 : 1 + stock_size])
+    trump_card = {"none": None, "first": rest[0], "top": rest[1] if len(rest) > 1 else None, "other": cards[0]}[trump]
+    if trump == "first" and stock is not None:
+        stock.insert(0, rest[0])  # the turned card on top of the stock
+    flat = [h for h in hands if h]
+    if fault != "no" and flat:
+        held = flat[at % len(flat)]
+        k = at % len(held)
+        held[k] = {"repeat": cards[(at + 1) % 54], "name": "1S", "int": 7}.get(fault, held[k])
+        if fault == "size":
+            held.pop()
+    want = deal_reference(hands, stock, trump_card, n, deck)
+    assert REPLAY._fastplay.deal(*hands, stock, trump_card, n, deck, REPLAY._NAMES) == want
+
+
+def test_the_c_deal_set_up_takes_every_deal_of_a_valid_game() -> None:
+    """Valid games of every ruleset and option set never leave the C set-up for the checked one."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C extension is not built (pure-Python install)")
+    inputs = gzip.decompress((GOLDEN / "generated.jsonl.gz").read_bytes()).splitlines()
+    valid = [rec for rec in map(fast_decode_any, inputs) if rec is not None and REPLAY.replay_checked(rec).valid]
+    assert len({(rec.ruleset, REPLAY.record_options(rec)) for rec in valid}) >= 20
+    for rec in valid:
+        rules = REPLAY.ruleset_of(rec)
+        for d in rec.deals:
+            assert REPLAY._regular_cards(rules, d, rules.hand_size(d.number)) is not None, (rec.game_id, d.number)
+
+
 class PlainTrick:
     """A trick that is not a msgspec Struct: the C loop reads its fields by attribute, not by slot."""
 

@@ -22,6 +22,10 @@
  *   [1 + 2N + 4c + p]        forced follow kind of position p after a lead of c
  *   [1 + 6N + N*led + c]     win key of card c in a trick led with `led`
  * mask(names, table) -> bitmask of a list of distinct card names, or -1.
+ * deal(N, E, S, W, stock, trump_card, n, deck, names)
+ *   -> (mask N, E, S, W, trump card, stock[0], stock[1], stock length) or None: the cards of a
+ *   deal as ints when nothing about them is in doubt (see deal() below); else None, and the
+ *   Python set-up finds and reports what is wrong.
  *
  * names: bytes of 128*128: card index + 1 of the two-character name (0: none),
  *        and at [ord(seat)] (single character) the seat index + 1.
@@ -288,9 +292,71 @@ static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return PyLong_FromLongLong(m);
 }
 
+/* deal(N, E, S, W, stock, trump_card, n, deck, names): the four hands (lists of names), the stock
+ * (a list, or None when none is recorded), the trump card (a name, or None), the hand size `n`
+ * and the deck (a mask) of the ruleset.  Returns the hands' masks, the trump card, the stock's
+ * first two cards and its length (-1 for each one absent) when every hand holds `n` cards, every
+ * name is a card of `deck`, and no card appears twice, except the turned card on top of the
+ * stock.  Anything else returns None: this decides no rule, it only says "regular". */
+static PyObject *deal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    const char *names;
+    Py_ssize_t names_len;
+    int n;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "_fastplay.deal takes 9 arguments");
+        return NULL;
+    }
+    if (bytes_arg(args, 8, &names, &names_len) || int_arg(args, 6, &n)) return NULL;
+    if (names_len != 128 * 128) {
+        PyErr_SetString(PyExc_ValueError, "_fastplay.deal: a names table of the wrong size");
+        return NULL;
+    }
+    long long deck = PyLong_AsLongLong(args[7]);
+    if (deck == -1 && PyErr_Occurred()) return NULL;
+    const unsigned char *tab = (const unsigned char *)names;
+    long long m[4], seen = 0;
+    for (int s = 0; s < 4; s++) {
+        PyObject *list = args[s];
+        if (!PyList_Check(list) || PyList_GET_SIZE(list) != n) Py_RETURN_NONE;
+        long long h = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int c = card_of(PyList_GET_ITEM(list, i), tab);
+            if (c < 0 || ((seen | h) >> c) & 1 || !((deck >> c) & 1)) Py_RETURN_NONE;
+            h |= 1LL << c;
+        }
+        m[s] = h;
+        seen |= h;
+    }
+    int tc = -1;
+    if (args[5] != Py_None) {
+        tc = card_of(args[5], tab);
+        if (tc < 0 || (seen >> tc) & 1 || !((deck >> tc) & 1)) Py_RETURN_NONE;
+        seen |= 1LL << tc;
+    }
+    int s0 = -1, s1 = -1;
+    Py_ssize_t size = -1;
+    if (args[4] != Py_None) {
+        PyObject *list = args[4];
+        if (!PyList_Check(list)) Py_RETURN_NONE;
+        size = PyList_GET_SIZE(list);
+        for (Py_ssize_t i = 0; i < size; i++) {
+            int c = card_of(PyList_GET_ITEM(list, i), tab);
+            if (c < 0 || !((deck >> c) & 1)) Py_RETURN_NONE;
+            if (i == 0) s0 = c;
+            if (i == 1) s1 = c;
+            if (i == 0 && c == tc) continue; /* the turned card, on top of the stock */
+            if ((seen >> c) & 1) Py_RETURN_NONE;
+            seen |= 1LL << c;
+        }
+    }
+    return Py_BuildValue("(LLLLiiin)", m[0], m[1], m[2], m[3], tc, s0, s1, size);
+}
+
 static PyMethodDef methods[] = {
     {"play", (PyCFunction)(void (*)(void))play, METH_FASTCALL, "Replay the regular tricks of a deal from the first (see the module's comment)."},
     {"mask", (PyCFunction)(void (*)(void))mask, METH_FASTCALL, "The bitmask of a list of distinct card names, or -1."},
+    {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL, "A deal's cards as ints when none is in doubt, else None (see the module's comment)."},
     {NULL, NULL, 0, NULL},
 };
 

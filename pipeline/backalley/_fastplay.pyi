@@ -19,3 +19,15 @@ def play(
     /,
 ) -> tuple[int, bool, int]: ...
 def mask(names: list[Any], table: bytes, /) -> int: ...
+def deal(
+    north: list[Any],
+    east: list[Any],
+    south: list[Any],
+    west: list[Any],
+    stock: list[Any] | None,
+    trump_card: str | None,
+    n: int,
+    deck: int,
+    names: bytes,
+    /,
+) -> tuple[int, int, int, int, int, int, int, int] | None: ...

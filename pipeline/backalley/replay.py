@@ -379,6 +379,53 @@ def _deal_cards(
 
     Returns the hands as dealt, the hands as played (after any swap) and the trump.
     """
+    regular = _regular_cards(rules, d, n) if _fastplay is not None else None
+    if regular is None:
+        hand, tc, stock = _checked_cards(rules, d, di, n, pass_out, add)
+    else:
+        hand, tc, stock = regular
+        if not rules.trump_named:
+            _check_trump_field(rules, d, di, n, pass_out, add)
+    named = SUIT_INDEX[d.trump] if isinstance(d, FastDealV2) and d.trump is not UNSET else -1
+    top = stock[0] if stock else -1
+    trump = rules.deal_trump(n, tc, top, named)
+    turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
+    return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+
+
+def _regular_cards(rules: Ruleset, d: AnyDeal, n: int) -> tuple[list[int], int, list[int] | None] | None:
+    """The hands, the trump card (-1: none) and the stock's first two cards (``None``: no stock), or
+    ``None`` when anything about the deal's cards is in doubt: then :func:`_checked_cards` says what.
+
+    ``_fastplay.deal`` maps the names and checks what needs no rule (``n`` cards a hand, every
+    card in the ruleset's deck, none twice but the turned card on top of the stock); the stock's
+    size and top card are the ruleset's.
+    """
+    hd = d.hands
+    stock_in = d.stock
+    tc_name = d.trump_card
+    got = _fastplay.deal(
+        hd.N, hd.E, hd.S, hd.W, None if stock_in is UNSET else stock_in, None if tc_name is UNSET else tc_name,
+        n, rules.deck, _NAMES,
+    )  # fmt: skip
+    if got is None:
+        return None
+    m0, m1, m2, m3, tc, s0, s1, size = got
+    stock: list[int] | None = None
+    if size >= 0:
+        if size != rules.stock_size(n) or (tc >= 0 and s0 != tc and rules.turns_card(n)):
+            return None  # STOCK
+        stock = [s0, s1] if size >= 2 else [s0] if size else []
+    swap = d.joker_swap
+    if swap is not UNSET and rules.deck != FULL_DECK and not rules.deck >> CARD_INDEX[swap.drawn] & 1:
+        return None  # NOT_IN_DECK
+    return [m0, m1, m2, m3], tc, stock
+
+
+def _checked_cards(
+    rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
+) -> tuple[list[int], int, list[int] | None]:
+    """:func:`_regular_cards` for any deal, reporting every fault of its cards in order (and TRUMP)."""
     hd = d.hands
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
@@ -402,11 +449,7 @@ def _deal_cards(
     if not rules.trump_named:
         _check_trump_field(rules, d, di, n, pass_out, add)
     stock = None if d.stock is UNSET else _check_stock(rules, d.stock, tc, seen, di, n, d.number, add)
-    named = SUIT_INDEX[d.trump] if isinstance(d, FastDealV2) and d.trump is not UNSET else -1
-    top = stock[0] if stock else -1
-    trump = rules.deal_trump(n, tc, top, named)
-    turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
-    return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+    return hand, tc, stock
 
 
 def _all_in_deck(deck: int, d: AnyDeal, masks: list[int]) -> bool:
