@@ -394,24 +394,13 @@ class FastBabOnlineRecordV2(FastRecordV2, kw_only=True):
     options: _Absent = msgspec.UNSET
 
 
-_SIDE_SETS: dict[tuple[str, ...], frozenset[str]] = {}
-
-
-def _side_set(sides: tuple[str, ...]) -> frozenset[str]:
-    """``frozenset(sides)``, made once per ruleset's sides."""
-    got = _SIDE_SETS.get(sides)
-    if got is None:
-        got = _SIDE_SETS[sides] = frozenset(sides)
-    return got
-
-
 def _narrow_ok(rec: FastRecordV2) -> bool:
     """What a per-ruleset Struct leaves to Python: the options, and the numbers and side keys they imply."""
     try:
         rules = find_ruleset(rec.ruleset, () if rec.options is msgspec.UNSET else rec.options)
     except RulesetError:
         return False
-    deals, sides = rules.scored_deals, _side_set(rules.sides)
+    deals, sides = rules.scored_deals, frozenset(rules.sides)
     for d in rec.deals:
         res = d.result
         if d.number > deals or (res is not msgspec.UNSET and not (res.tricks.keys() == sides == res.points.keys())):
