@@ -61,3 +61,31 @@ def test_a_failing_record_still_gets_the_pydantic_messages(tmp_path: Path) -> No
         f"try:\n    app(['validate', '--json', {str(bad)!r}])\nexcept SystemExit as e:\n    assert e.code == 1, e.code"
     )
     assert "backalley.record" in loaded_after(code)
+
+
+def test_validating_in_one_process_freezes_what_is_left_at_exit(tmp_path: Path) -> None:
+    """The last collection at exit skips the replay's memos (``freeze_at_exit``): they are frozen by then.
+
+    The probe's handler is registered before the command runs, so it runs after the
+    command's (``atexit`` runs handlers last in, first out); the command registers one
+    handler, however often it asks.
+    """
+    games = tmp_path / "games.jsonl"
+    write_games(games, games=3, seed=6)
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'FROZEN {gc.get_freeze_count()}'))\n"
+        "from backalley.validate import freeze_at_exit\n"
+        "from backalley.cli import app\n"
+        "before = atexit._ncallbacks()\n"
+        "freeze_at_exit()\n"
+        "try:\n"
+        f"    app(['validate', '--json', '--workers', '1', {str(games)!r}], standalone_mode=False)\n"
+        "finally:\n"
+        "    freeze_at_exit()\n"
+        "    sys.stderr.write(f'ADDED {atexit._ncallbacks() - before} ')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    added, frozen = done.stderr.split("ADDED ", 1)[1].split(" FROZEN ")
+    assert int(added) == 1
+    assert int(frozen) > 1000

@@ -120,6 +120,21 @@ static int extend_longs(PyObject *list, const long *v, Py_ssize_t n, int as_bool
     return r;
 }
 
+/* ``(tricks done, broken, expected leader)``, built item by item (Py_BuildValue parses its format
+ * string at every call, once a deal). */
+static PyObject *play_result(Py_ssize_t j, int broken, long expected) {
+    PyObject *done = PyLong_FromSsize_t(j), *next = PyLong_FromLong(expected);
+    if (!done || !next) {
+        Py_XDECREF(done);
+        Py_XDECREF(next);
+        return NULL;
+    }
+    PyObject *out = PyTuple_Pack(3, done, broken ? Py_True : Py_False, next);
+    Py_DECREF(done);
+    Py_DECREF(next);
+    return out;
+}
+
 /* The arguments as METH_FASTCALL passes them: no format string to parse, no buffers to acquire (the
  * replay calls this once per deal).  Returns 0, or -1 with a TypeError set. */
 static int list_arg(PyObject *const *args, int i, PyObject **out) {
@@ -182,7 +197,7 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         h[s] = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(hand, s));
         if (h[s] == (uint64_t)-1 && PyErr_Occurred()) {
             PyErr_Clear(); /* a hand beyond 64 bits: the Python loop takes every trick */
-            result = Py_BuildValue("(nOi)", (Py_ssize_t)0, broken ? Py_True : Py_False, expected);
+            result = play_result(0, broken, expected);
             goto done;
         }
     }
@@ -257,7 +272,7 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         if (!o) goto release;
         PyList_SetItem(hand, s, o);
     }
-    result = Py_BuildValue("(nOi)", j, broken ? Py_True : Py_False, expected);
+    result = play_result(j, broken, expected);
 release:
     if (buf != small) PyMem_Free(buf);
 done:
@@ -350,7 +365,19 @@ static PyObject *deal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             seen |= 1LL << c;
         }
     }
-    return Py_BuildValue("(LLLLiiin)", m[0], m[1], m[2], m[3], tc, s0, s1, size);
+    /* (built item by item: Py_BuildValue parses its format string at every call, once a deal) */
+    const long long v[8] = {m[0], m[1], m[2], m[3], tc, s0, s1, (long long)size};
+    PyObject *out = PyTuple_New(8);
+    if (!out) return NULL;
+    for (int i = 0; i < 8; i++) {
+        PyObject *o = PyLong_FromLongLong(v[i]);
+        if (!o) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, o);
+    }
+    return out;
 }
 
 static PyMethodDef methods[] = {

@@ -967,10 +967,11 @@ def _bidding(
     got = _BIDDING_CACHE.get(key)
     if got is not None:
         return got
-    seat_ints = tuple(SEAT_INDEX[s] for s in seats)
-    pairs = tuple(zip(seat_ints, values, strict=True))
+    # (one bidding in five to eight is new: written out, not built from generators)
+    seat_ints = (SEAT_INDEX[seats[0]], SEAT_INDEX[seats[1]], SEAT_INDEX[seats[2]], SEAT_INDEX[seats[3]])
+    pairs = ((seat_ints[0], values[0]), (seat_ints[1], values[1]), (seat_ints[2], values[2]), (seat_ints[3], values[3]))
     got = (
-        rules.contracts(pairs, n),
+        rules.compute_contracts(pairs, n),  # (this memo is the ruleset's ``contracts`` memo for the replay)
         rules.is_pass_out(values),
         seat_ints,
         seat_ints == BID_ORDER[dealer],

@@ -9,6 +9,7 @@ record.
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import os
@@ -43,6 +44,23 @@ def tune_gc() -> None:
     at the default threshold the collector costs about a third of the replay.
     """
     gc.set_threshold(GC_THRESHOLD, 50, 100)
+
+
+def freeze_at_exit() -> None:
+    """Spare the interpreter's last collection a walk over what the replay keeps to the end.
+
+    The replay's memos (biddings, contracts) hold tens of thousands of objects
+    until the process ends; the collection Python runs as it exits walks them all
+    (about 0.13 s of CPU after 10,000 bab-online games).  Objects frozen by
+    ``gc.freeze`` are left out of it; they are freed with the process as before.
+    Registered once, whatever the number of calls.
+    """
+    if not _FREEZE_REGISTERED:
+        _FREEZE_REGISTERED.append(True)
+        atexit.register(gc.freeze)
+
+
+_FREEZE_REGISTERED: list[bool] = []
 
 
 def check(raw: bytes) -> Replay:
@@ -253,6 +271,7 @@ def validate_files(
     """
     if workers <= 1:
         tune_gc()
+        freeze_at_exit()
         for f in files:
             items = read_file(f)
             n = PIECE_RECORDS if f.size else 1  # standard input, a pipe: each record as it comes
