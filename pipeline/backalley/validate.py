@@ -51,7 +51,7 @@ def freeze_at_exit() -> None:
 
     The replay's memos (biddings, contracts) hold tens of thousands of objects
     until the process ends; the collection Python runs as it exits walks them all
-    (about 0.13 s of CPU after 10,000 bab-online games).  Objects frozen by
+    (about 0.5 s of CPU after 10,000 standard games).  Objects frozen by
     ``gc.freeze`` are left out of it; they are freed with the process as before.
     Registered once, whatever the number of calls.
     """
