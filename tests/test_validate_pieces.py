@@ -8,6 +8,7 @@ input at every kind of place and compare with the one-worker run.
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -146,6 +147,84 @@ def test_a_pipe_is_read_here_as_a_whole_read_reads_it(tmp_path: Path, name: str)
     got = records(lambda files: (it for s in spans(files, 3) for it in read_span(s)))
     first = b"{}" if name.endswith(".jsonl") else data.removeprefix(BOM)
     assert got == whole and got[0].raw == first
+
+
+class FailingDisk(io.RawIOBase):
+    """A file whose bytes from ``bad`` on cannot be read (a bad sector): every read reaching them fails."""
+
+    def __init__(self, data: bytes, bad: int) -> None:
+        self.data, self.bad, self.pos = data, bad, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else len(self.data) + offset
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.pos >= self.bad and self.pos < len(self.data):
+            raise OSError(errno.EIO, "Input/output error")
+        n = min(len(b), max(0, min(self.bad, len(self.data)) - self.pos))
+        b[:n] = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return n
+
+
+def failing_at(monkeypatch: pytest.MonkeyPatch, path: Path, bad: int) -> None:
+    """Every later ``open`` of ``path`` reads it through a :class:`FailingDisk` failing at byte ``bad``."""
+    data, real_open = path.read_bytes(), Path.open
+
+    def open_(self: Path, mode: str = "r", *args: object, **kwargs: object) -> object:
+        if self == path and mode == "rb":
+            return io.BufferedReader(FailingDisk(data, bad), buffer_size=64)
+        return real_open(self, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", open_)
+
+
+@pytest.mark.parametrize("size", [1, 100, 1000, 10**6])
+@pytest.mark.parametrize("where", ["at the start", "inside a line", "after a newline", "past the end"])
+def test_a_read_error_inside_a_file_keeps_the_lines_before_it_as_a_whole_read_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, where: str
+) -> None:
+    lines = [b'{"n": %d}' % i for i in range(60)]
+    path = tmp_path / "disk.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    cut = sum(len(x) + 1 for x in lines[:37])  # the start of line 38
+    bad = {"at the start": 0, "inside a line": cut + 3, "after a newline": cut, "past the end": 10**9}[where]
+    failing_at(monkeypatch, path, bad)
+    files = expand([str(path)])
+    whole = list(read_file(files[0]))
+    got = [it for s in spans(files, size) for it in read_span(s)]
+    assert got == whole
+    records = {"at the start": 0, "inside a line": 37, "after a newline": 37, "past the end": 60}[where]
+    assert [it.raw for it in whole if it.read_error is None] == lines[:records]
+    errors = [it.read_error for it in whole if it.read_error is not None]
+    assert errors == ([] if where == "past the end" else ["cannot read: Input/output error"])
+
+
+def test_a_read_error_on_standard_input_keeps_the_lines_before_it_as_a_whole_read_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [b'{"n": %d}' % i for i in range(60)]
+    data = b"\n".join(lines) + b"\n"
+    bad = sum(len(x) + 1 for x in lines[:37]) + 3
+    stdin = expand(["-"])
+    monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=io.BufferedReader(FailingDisk(data, bad), 64)))
+    whole = list(read_file(stdin[0]))
+    for size in (1, 100, 10**6):
+        monkeypatch.setattr("sys.stdin", SimpleNamespace(buffer=io.BufferedReader(FailingDisk(data, bad), 64)))
+        got = [it for s in spans(stdin, size) for it in read_span(s)]
+        assert got == whole
+    assert [it.raw for it in whole[:-1]] == lines[:37]
+    assert whole[-1].read_error == "cannot read: Input/output error"
 
 
 def test_a_file_gone_after_listing_is_a_read_error_as_in_a_whole_read(tmp_path: Path) -> None:

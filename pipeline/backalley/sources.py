@@ -239,7 +239,7 @@ def read_file(f: InputFile) -> Iterator[Item]:
         yield Item(f.source, None, b"", _cannot_read(exc))
 
 
-def _lines(source: str, fh: IO[bytes], first: int = 1) -> Iterator[Item]:
+def _lines(source: str, fh: Iterable[bytes], first: int = 1) -> Iterator[Item]:
     for number, line in enumerate(fh, first):
         raw = line.rstrip(b"\r\n")
         if number == 1:
@@ -271,12 +271,19 @@ def line_ranges(path: Path, size: int, block_bytes: int) -> Iterator[tuple[int, 
     """``(start, end, first line)`` of byte ranges of about ``block_bytes`` of a file, cut after a newline.
 
     The file is read once, counting newlines, so every range knows its first line number.
+    A read error ends the cutting: the rest of the file is one last range, and whoever
+    reads it meets the error and reports it where it is (the lines before it are not lost).
     """
-    start = 0
-    with path.open("rb") as fh:
-        for data, line in line_blocks(fh, block_bytes, size):
-            yield start, start + len(data), line
-            start += len(data)
+    start, line = 0, 1
+    try:
+        with path.open("rb") as fh:
+            for data, first in line_blocks(fh, block_bytes, size):
+                yield start, start + len(data), first
+                start += len(data)
+                line = first + data.count(b"\n")
+    except OSError:
+        if start < size:
+            yield start, size, line
 
 
 #: The input bytes a worker reads at once when several validate (:func:`spans`): about 24 standard
@@ -332,11 +339,8 @@ def spans(files: Iterable[InputFile], span_bytes: int = SPAN_BYTES) -> Iterator[
 
 
 def _file_spans(f: InputFile, size: int, span_bytes: int) -> Iterator[Span]:
-    try:
-        for start, end, line in line_ranges(f.path, size, span_bytes):
-            yield Span(f, end - start, start, end, line)
-    except OSError as exc:
-        yield Span(f, error=_cannot_read(exc))
+    for start, end, line in line_ranges(f.path, size, span_bytes):
+        yield Span(f, end - start, start, end, line)
 
 
 def _stream_spans(f: InputFile, span_bytes: int) -> Iterator[Span]:
@@ -347,10 +351,30 @@ def _stream_spans(f: InputFile, span_bytes: int) -> Iterator[Span]:
                 data = fh.read()
                 yield Span(f, len(data), data=data)
                 return
-            for data, line in line_blocks(fh, span_bytes):
-                yield Span(f, len(data), first_line=line, data=data)
+            yield from _line_spans(f, fh, span_bytes)
     except OSError as exc:
         yield Span(f, error=_cannot_read(exc))
+
+
+def _line_spans(f: InputFile, fh: IO[bytes], span_bytes: int) -> Iterator[Span]:
+    """Spans of whole lines of ``fh`` of about ``span_bytes``, read a line at a time, as
+    :func:`read_file` reads them: a read error keeps the lines read before it (then raises)."""
+    lines: list[bytes] = []
+    size, first = 0, 1
+    try:
+        for line in fh:
+            lines.append(line)
+            size += len(line)
+            if size >= span_bytes:
+                yield Span(f, size, first_line=first, data=b"".join(lines))
+                first += len(lines)
+                lines, size = [], 0
+    except OSError:
+        if lines:
+            yield Span(f, size, first_line=first, data=b"".join(lines))
+        raise
+    if lines:
+        yield Span(f, size, first_line=first, data=b"".join(lines))
 
 
 def read_span(span: Span) -> Iterator[Item]:
@@ -366,14 +390,19 @@ def read_span(span: Span) -> Iterator[Item]:
     elif span.end is None:
         yield from read_file(f)
     else:
-        try:
+        try:  # a line at a time: a read error keeps the lines before it, as in read_file
             with f.path.open("rb") as fh:
                 fh.seek(span.start)
-                data = fh.read(span.end - span.start)
+                yield from _lines(f.source, _upto(fh, span.end - span.start), span.first_line)
         except OSError as exc:
             yield Item(f.source, None, b"", _cannot_read(exc))
-            return
-        yield from range_items(f.source, data, span.first_line)
+
+
+def _upto(fh: IO[bytes], size: int) -> Iterator[bytes]:
+    """The lines of ``fh`` in its next ``size`` bytes."""
+    while size > 0 and (line := fh.readline(size)):
+        size -= len(line)
+        yield line
 
 
 def _cannot_read(exc: OSError) -> str:
