@@ -277,8 +277,8 @@ def line_ranges(path: Path, size: int, block_bytes: int) -> Iterator[tuple[int, 
     """``(start, end, first line)`` of byte ranges of about ``block_bytes`` of a file, cut after a newline.
 
     The file is read once, counting newlines, so every range knows its first line number.
-    A read error ends the cutting: the rest of the file is one last range, and whoever
-    reads it meets the error and reports it where it is (the lines before it are not lost).
+    A read error ends the cutting: the rest of the file is one last range, whose reader
+    meets the error itself (:func:`read_span` keeps the lines before it, as a whole read does).
     """
     start, line = 0, 1
     try:
