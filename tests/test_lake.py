@@ -32,6 +32,7 @@ from backalley.sources import InputFile, expand, line_ranges, range_items, read_
 from backalley.store import Store  # noqa: E402
 from tests.test_store import make_inputs  # noqa: E402
 from tests.test_store_narrow import odd_inputs  # noqa: E402
+from tests.test_validate_pieces import failing_at  # noqa: E402
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -285,6 +286,33 @@ def test_plan_cuts_large_jsonl_files_only(tmp_path: Path) -> None:
     assert [p.source.rsplit("/", 1)[1] for p in parts].count("one.json") == 1
     big = [p for p in parts if p.source.endswith("big.jsonl")]
     assert len(big) > 3 and big[0].first_line == 1 and big[1].first_line > 100
+
+
+def test_a_read_error_while_planning_leaves_the_rest_to_one_partition_that_reports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan covers the whole file whatever the cutting pass met; the partition after the
+    last cut meets the error itself and reports it as one record (it does not raise)."""
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(f'{{"n": {i}}}\n' for i in range(1000)))
+    data, size = path.read_bytes(), path.stat().st_size
+    failing_at(monkeypatch, path, size // 2)
+    real_open = open
+
+    def open_(file: object, mode: str = "r", *args: object, **kwargs: object) -> object:
+        return Path(str(file)).open(mode) if Path(str(file)) == path else real_open(file, mode, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(lake, "open", open_, raising=False)
+    parts = lake.plan(expand([str(path)]), 2000)
+    assert parts[0].start == 0 and parts[-1].end == size
+    assert all(a.end == b.start for a, b in itertools.pairwise(parts))
+    last = parts[-1]
+    assert last.start is not None and last.start <= size // 2 < last.end
+    assert last.first_line == data[: last.start].count(b"\n") + 1
+    items, _ = lake._read(last)
+    assert [(it.raw, it.read_error) for it in items] == [(b"", "cannot read: Input/output error")]
+    before, _ = lake._read(parts[-2])  # (read in full: its bytes come before the bad ones)
+    assert all(it.read_error is None for it in before) and before
 
 
 def test_standard_input_is_refused() -> None:
