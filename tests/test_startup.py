@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from backalley.simulate import write_games
 from backalley.validate import default_workers
 
@@ -63,29 +65,33 @@ def test_a_failing_record_still_gets_the_pydantic_messages(tmp_path: Path) -> No
     assert "backalley.record" in loaded_after(code)
 
 
-def test_validating_in_one_process_freezes_what_is_left_at_exit(tmp_path: Path) -> None:
-    """The last collection at exit skips the replay's memos (``freeze_at_exit``): they are frozen by then.
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_validating_freezes_what_is_left_at_exit(tmp_path: Path, workers: str) -> None:
+    """The last collection at exit skips what the process keeps (``freeze_at_exit``): it is frozen by then.
 
     The probe's handler is registered before the command runs, so it runs after the
-    command's (``atexit`` runs handlers last in, first out); the command registers one
-    handler, however often it asks.
+    command's (``atexit`` runs handlers last in, first out).
     """
     games = tmp_path / "games.jsonl"
     write_games(games, games=3, seed=6)
     code = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: sys.stderr.write(f'FROZEN {gc.get_freeze_count()}'))\n"
-        "from backalley.validate import freeze_at_exit\n"
         "from backalley.cli import app\n"
-        "before = atexit._ncallbacks()\n"
-        "freeze_at_exit()\n"
-        "try:\n"
-        f"    app(['validate', '--json', '--workers', '1', {str(games)!r}], standalone_mode=False)\n"
-        "finally:\n"
-        "    freeze_at_exit()\n"
-        "    sys.stderr.write(f'ADDED {atexit._ncallbacks() - before} ')\n"
+        f"app(['validate', '--json', '--workers', {workers!r}, {str(games)!r}], standalone_mode=False)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    added, frozen = done.stderr.split("ADDED ", 1)[1].split(" FROZEN ")
-    assert int(added) == 1
-    assert int(frozen) > 1000
+    assert int(done.stderr.rsplit("FROZEN ", 1)[1]) > 1000
+
+
+def test_freezing_at_exit_is_registered_once() -> None:
+    code = (
+        "import atexit\n"
+        "from backalley.validate import freeze_at_exit\n"
+        "before = atexit._ncallbacks()\n"
+        "freeze_at_exit()\n"
+        "freeze_at_exit()\n"
+        "print(atexit._ncallbacks() - before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
