@@ -367,6 +367,7 @@ def _line_spans(f: InputFile, fh: IO[bytes], span_bytes: int) -> Iterator[Span]:
     :func:`read_file` reads them: a read error keeps the lines read before it (then raises)."""
     lines: list[bytes] = []
     size, first = 0, 1
+    error: OSError | None = None
     try:
         for line in fh:
             lines.append(line)
@@ -375,12 +376,12 @@ def _line_spans(f: InputFile, fh: IO[bytes], span_bytes: int) -> Iterator[Span]:
                 yield Span(f, size, first_line=first, data=b"".join(lines))
                 first += len(lines)
                 lines, size = [], 0
-    except OSError:
-        if lines:
-            yield Span(f, size, first_line=first, data=b"".join(lines))
-        raise
+    except OSError as exc:
+        error = exc
     if lines:
         yield Span(f, size, first_line=first, data=b"".join(lines))
+    if error is not None:
+        raise error
 
 
 def read_span(span: Span) -> Iterator[Item]:

@@ -10,6 +10,7 @@ record.
 from __future__ import annotations
 
 import atexit
+import functools
 import gc
 import json
 import os
@@ -46,6 +47,7 @@ def tune_gc() -> None:
     gc.set_threshold(GC_THRESHOLD, 50, 100)
 
 
+@functools.cache
 def freeze_at_exit() -> None:
     """Spare the interpreter's last collection the objects this process keeps to the end.
 
@@ -55,14 +57,9 @@ def freeze_at_exit() -> None:
     functions: about 30 ms).  Objects frozen by ``gc.freeze`` are left out of it, and the
     memory goes back with the process.  ``validate`` holds no file or database that needs
     a finaliser to run at exit (its output is standard output, which Python flushes in any
-    case).  Registered once, whatever the number of calls.
+    case).  Registered once (``cache``), whatever the number of calls.
     """
-    if not _FREEZE_REGISTERED:
-        _FREEZE_REGISTERED.append(True)
-        atexit.register(gc.freeze)
-
-
-_FREEZE_REGISTERED: list[bool] = []
+    atexit.register(gc.freeze)
 
 
 def check(raw: bytes) -> Replay:
