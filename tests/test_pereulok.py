@@ -191,7 +191,7 @@ def test_worked_example_game_one() -> None:
     assert errors(r) == []
     d = r.deals[0]
     assert d.trump == CLUBS and d.tricks == (5, 8) and d.points == (0, 80)
-    assert d.winners == [N, S, S, E, W, E, N, S, E, W, W, W, W]
+    assert list(d.winners) == [N, S, S, E, W, E, N, S, E, W, W, W, W]
     assert r.scored_deals == 1 and not r.complete
 
 

@@ -570,8 +570,8 @@ def test_record_example_deal_11_replayed() -> None:
     assert d11.tricks == (0, 3)
     assert d11.points == (-15, 30)
     assert d11.trump == HEARTS
-    assert d11.winners == [W, W, W]
-    assert d11.broken_before == [False, True, True]
+    assert list(d11.winners) == [W, W, W]
+    assert list(d11.broken_before) == [False, True, True]
     assert d11.contracts.opening_leader == W
 
 

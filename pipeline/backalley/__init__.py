@@ -4,7 +4,7 @@ import hashlib as _hashlib
 import importlib.machinery as _machinery
 from pathlib import Path as _Path
 
-#: Modules that setup.py compiles with mypyc (the replay's and the solver's hot paths).
+#: Modules that setup.py compiles with mypyc (the hot paths of the replay, the solver and the row builder).
 COMPILED_MODULES = (
     "cards",
     "rules/__init__",
@@ -14,6 +14,7 @@ COMPILED_MODULES = (
     "rules/bab_online",
     "replay",
     "solver",
+    "rows",
 )
 #: The plain C extensions (``backalley/_ddcore.c``, ``backalley/_fastplay.c``), built with them.
 C_EXTENSIONS = ("_ddcore", "_fastplay")

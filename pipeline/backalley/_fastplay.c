@@ -14,6 +14,8 @@
  * play(tricks, hand, won, cards, leaders, winners, broken_before,
  *      table, names, side_of, expected_leader, exempt, broken)
  *   -> (next trick, broken, expected_leader)
+ * cards, leaders, winners, broken_before: bytearrays the tricks taken here are appended to
+ *   (a byte per card, leader, winner and 0/1 flag).
  *
  * table: int64 array (native order) of NCARDS*(2 + 4 + NCARDS) + 1 entries:
  *   [0]                      trump mask
@@ -101,23 +103,13 @@ static void learn_type(PyTypeObject *tp) {
     tr_cards = slot_offset(tp, s_cards);
 }
 
-/* Append n small ints (or booleans, with as_bool) to a list at once: one resize, no per-item append. */
-static int extend_longs(PyObject *list, const long *v, Py_ssize_t n, int as_bool) {
+/* Append n bytes to a bytearray at once: one resize, one copy. */
+static int extend_bytes(PyObject *array, const unsigned char *v, Py_ssize_t n) {
     if (n == 0) return 0;
-    PyObject *chunk = PyList_New(n);
-    if (!chunk) return -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *o = as_bool ? Py_NewRef(v[i] ? Py_True : Py_False) : PyLong_FromLong(v[i]);
-        if (!o) {
-            Py_DECREF(chunk);
-            return -1;
-        }
-        PyList_SET_ITEM(chunk, i, o);
-    }
-    Py_ssize_t len = PyList_GET_SIZE(list);
-    int r = PyList_SetSlice(list, len, len, chunk);
-    Py_DECREF(chunk);
-    return r;
+    Py_ssize_t len = PyByteArray_GET_SIZE(array);
+    if (PyByteArray_Resize(array, len + n) < 0) return -1;
+    memcpy(PyByteArray_AS_STRING(array) + len, v, (size_t)n);
+    return 0;
 }
 
 /* ``(tricks done, broken, expected leader)``, built item by item (Py_BuildValue parses its format
@@ -140,6 +132,15 @@ static PyObject *play_result(Py_ssize_t j, int broken, long expected) {
 static int list_arg(PyObject *const *args, int i, PyObject **out) {
     if (!PyList_Check(args[i])) {
         PyErr_Format(PyExc_TypeError, "_fastplay.play: argument %d must be a list", i + 1);
+        return -1;
+    }
+    *out = args[i];
+    return 0;
+}
+
+static int bytearray_arg(PyObject *const *args, int i, PyObject **out) {
+    if (!PyByteArray_Check(args[i])) {
+        PyErr_Format(PyExc_TypeError, "_fastplay.play: argument %d must be a bytearray", i + 1);
         return -1;
     }
     *out = args[i];
@@ -174,8 +175,8 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         return NULL;
     }
     if (list_arg(args, 0, &tricks) || list_arg(args, 1, &hand) || list_arg(args, 2, &won) ||
-        list_arg(args, 3, &cards) || list_arg(args, 4, &leaders) || list_arg(args, 5, &winners) ||
-        list_arg(args, 6, &broken_before) || bytes_arg(args, 7, &table_buf, &table_len) ||
+        bytearray_arg(args, 3, &cards) || bytearray_arg(args, 4, &leaders) || bytearray_arg(args, 5, &winners) ||
+        bytearray_arg(args, 6, &broken_before) || bytes_arg(args, 7, &table_buf, &table_len) ||
         bytes_arg(args, 8, &names_buf, &names_len) || bytes_arg(args, 9, &side_buf, &side_len) ||
         int_arg(args, 10, &expected) || int_arg(args, 11, &exempt))
         return NULL;
@@ -201,8 +202,9 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             goto done;
         }
     }
-    /* What the tricks give, kept here and appended to the lists at once at the end. */
-    long won_now[4], small[7 * 16], *buf = small;
+    /* What the tricks give, kept here and appended to the bytearrays at once at the end. */
+    long won_now[4];
+    unsigned char small[7 * 16], *buf = small;
     if (nwon > 4) {
         PyErr_SetString(PyExc_ValueError, "_fastplay.play: more than four sides");
         goto done;
@@ -211,11 +213,11 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         won_now[k] = PyLong_AsLong(PyList_GET_ITEM(won, k));
         if (won_now[k] == -1 && PyErr_Occurred()) goto done;
     }
-    if (ntricks > 16 && !(buf = PyMem_Malloc(sizeof(long) * 7 * (size_t)ntricks))) {
+    if (ntricks > 16 && !(buf = PyMem_Malloc(7 * (size_t)ntricks))) {
         PyErr_NoMemory();
         goto done;
     }
-    long *out_cards = buf, *out_leaders = buf + 4 * ntricks, *out_winners = buf + 5 * ntricks,
+    unsigned char *out_cards = buf, *out_leaders = buf + 4 * ntricks, *out_winners = buf + 5 * ntricks,
          *out_broken = buf + 6 * ntricks;
     for (; j < ntricks; j++) {
         PyObject *tr = PyList_GET_ITEM(tricks, j);
@@ -253,14 +255,14 @@ static PyObject *play(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             PyErr_SetString(PyExc_ValueError, "_fastplay.play: a seat's side is out of range");
             goto release;
         }
-        for (int k = 0; k < 4; k++) out_cards[4 * j + k] = c[k];
-        out_leaders[j] = leader, out_winners[j] = w, out_broken[j] = broken;
+        for (int k = 0; k < 4; k++) out_cards[4 * j + k] = (unsigned char)c[k];
+        out_leaders[j] = (unsigned char)leader, out_winners[j] = (unsigned char)w, out_broken[j] = (unsigned char)broken;
         won_now[side]++;
         if (!broken) broken = is_trump[c[0]] || is_trump[c[1]] || is_trump[c[2]] || is_trump[c[3]];
         expected = w;
     }
-    if (extend_longs(cards, out_cards, 4 * j, 0) || extend_longs(leaders, out_leaders, j, 0) ||
-        extend_longs(winners, out_winners, j, 0) || extend_longs(broken_before, out_broken, j, 1))
+    if (extend_bytes(cards, out_cards, 4 * j) || extend_bytes(leaders, out_leaders, j) ||
+        extend_bytes(winners, out_winners, j) || extend_bytes(broken_before, out_broken, j))
         goto release;
     for (Py_ssize_t k = 0; k < nwon; k++) {
         PyObject *o = PyLong_FromLong(won_now[k]);

@@ -121,14 +121,16 @@ class DealOutcome:
     #: Trump suit (0..3) or ``NO_TRUMP``.
     trump: int
     contracts: Contracts
-    #: Seat that won each replayed trick (empty for a pass-out).
-    winners: list[int]
-    #: Whether trump was broken before each replayed trick.
-    broken_before: list[bool]
+    #: Seat that won each replayed trick (empty for a pass-out).  These four are bytes (small
+    #: ints, 0/1 for the flag) in bytearrays: the C trick loop appends them with one copy, and
+    #: the row builder joins them as they are.
+    winners: bytearray
+    #: Whether trump was broken before each replayed trick (0/1).
+    broken_before: bytearray
     #: Recorded leader seat of each replayed trick.
-    leaders: list[int]
+    leaders: bytearray
     #: Every replayed card as an int, trick by trick in play order (4 per trick).
-    cards: list[int]
+    cards: bytearray
 
     def __init__(
         self,
@@ -137,20 +139,20 @@ class DealOutcome:
         pass_out: bool = False,
         trump: int = NO_TRUMP,
         contracts: Contracts = _NO_CONTRACTS,
-        winners: list[int] | None = None,
-        broken_before: list[bool] | None = None,
-        leaders: list[int] | None = None,
-        cards: list[int] | None = None,
+        winners: bytearray | None = None,
+        broken_before: bytearray | None = None,
+        leaders: bytearray | None = None,
+        cards: bytearray | None = None,
     ) -> None:
         self.tricks = tricks
         self.points = points
         self.pass_out = pass_out
         self.trump = trump
         self.contracts = contracts
-        self.winners = [] if winners is None else winners
-        self.broken_before = [] if broken_before is None else broken_before
-        self.leaders = [] if leaders is None else leaders
-        self.cards = [] if cards is None else cards
+        self.winners = bytearray() if winners is None else winners
+        self.broken_before = bytearray() if broken_before is None else broken_before
+        self.leaders = bytearray() if leaders is None else leaders
+        self.cards = bytearray() if cards is None else cards
 
 
 @dataclass(slots=True)
@@ -776,7 +778,7 @@ def _tricks(
     forced = tab.forced_by_led[trump]
     rest = tricks[start:] if start else tricks
     cards = list(map(ci.__getitem__, chain.from_iterable([t.cards for t in rest])))
-    outcome.cards += cards
+    outcome.cards.extend(cards)
     flat = iter(cards)
     # (A zip over a separate leaders list here runs 30% slower once compiled.)
     for j, (t, c0, c1, c2, c3) in enumerate(zip(rest, flat, flat, flat, flat, strict=False), start):

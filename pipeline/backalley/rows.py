@@ -33,7 +33,6 @@ import struct
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, lru_cache
-from itertools import chain
 from typing import Any, cast
 
 from msgspec import UNSET
@@ -517,9 +516,23 @@ def _packed_bids(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[byt
 
 
 def _part(values: list[int | None]) -> tuple[bytes, bytes]:
-    """:func:`_pack` of one deal's values, with a full null mask (zeros where nothing is NULL)."""
-    data, nulls = _pack(values)
-    return data, nulls or bytes(len(values))
+    """int64 bytes of ``values`` (NULL as 0) and their full null mask (a 0/1 byte per value).
+
+    ``values`` is consumed (its NULLs become 0).  An integer outside BIGINT becomes
+    NULL (as :func:`_i64` makes it): the values are packed unchecked first, and only a
+    pack that overflows is redone.  ``struct`` packs a list about three times as fast as
+    ``array``.  The NULLs are found by one loop that mypyc compiles to pointer compares,
+    and only they are touched after it (``list.index(None)`` compared every int with
+    ``None`` through both types' rich comparison).
+    """
+    mask = bytearray(len(values))
+    for k in [k for k, v in enumerate(values) if v is None]:
+        mask[k] = 1
+        values[k] = 0
+    try:
+        return struct.pack(f"{len(values)}q", *values), bytes(mask)
+    except struct.error:
+        return _part([None if mask[k] or not -_I64 <= (v or 0) < _I64 else v for k, v in enumerate(values)])
 
 
 def _joined(parts: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
@@ -548,35 +561,9 @@ def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | 
 
 
 def _pack(values: list[int | None]) -> tuple[bytes, bytes]:
-    """int64 bytes of ``values`` (NULL as 0) and their null mask (``b""`` when nothing is NULL).
-
-    ``values`` is consumed (its NULLs become 0).  An integer outside BIGINT becomes
-    NULL (as :func:`_i64` makes it): the values are packed unchecked first, and only
-    a pack that overflows is redone.  (``struct`` packs a list about three times as
-    fast as ``array``, and few values are NULL, so they are found by ``list.index``.)
-    """
-    mask = _nulls_to_zero(values)
-    try:
-        return struct.pack(f"{len(values)}q", *values), bytes(mask) if mask else b""
-    except struct.error:
-        nulled = [None if mask and mask[k] else v for k, v in enumerate(values)]
-        return _pack([v if v is None or -_I64 <= v < _I64 else None for v in nulled])
-
-
-def _nulls_to_zero(values: list[int | None]) -> bytearray | None:
-    """Set every ``None`` of ``values`` to 0; the mask of where they were (``None``: there was none)."""
-    if None not in values:
-        return None
-    mask = bytearray(len(values))
-    find = values.index
-    k = -1
-    try:
-        while True:
-            k = find(None, k + 1)
-            mask[k] = 1
-            values[k] = 0
-    except ValueError:
-        return mask
+    """:func:`_part`, with ``b""`` for a mask without NULL."""
+    data, nulls = _part(values)
+    return data, nulls if 1 in nulls else b""
 
 
 def _recorded(values: FastTeamInts | dict[Any, int] | Any, sides: tuple[str, ...]) -> tuple[int | None, ...]:
@@ -629,11 +616,18 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     out.deals, out.deal_nulls = _pack(deal_vals)
     out.sides, out.side_nulls = _pack(side_vals)
     out.bids, out.bid_nulls = _joined(bid_parts)
-    out.leaders = bytes(chain.from_iterable(o.leaders for o in outcomes))
-    out.winners = bytes(chain.from_iterable(o.winners for o in outcomes))
-    out.broken = bytes(chain.from_iterable(o.broken_before for o in outcomes))
-    out.cards = bytes(chain.from_iterable(o.cards for o in outcomes))
+    out.leaders, out.winners, out.broken, out.cards = _trick_bytes(outcomes)
     return out
+
+
+def _trick_bytes(outcomes: list[DealOutcome]) -> tuple[bytes, bytes, bytes, bytes]:
+    """Every replayed trick's leader, winner and broken-before flag, and its four cards, deal after deal."""
+    return (
+        b"".join([o.leaders for o in outcomes]),
+        b"".join([o.winners for o in outcomes]),
+        b"".join([o.broken_before for o in outcomes]),
+        b"".join([o.cards for o in outcomes]),
+    )
 
 
 def _levels(rules: Ruleset, bid_ints: tuple[int | None, ...]) -> list[int]:
