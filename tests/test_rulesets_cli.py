@@ -41,6 +41,23 @@ def test_every_injected_fault_is_reported_with_its_code(rules: Ruleset) -> None:
     assert set(rules.extra_codes) - {"BID_LOW", "BID_TWICE", "LOWEST_TRUMP"} <= caught
 
 
+@pytest.mark.parametrize("rules", ALL, ids=[r.label() for r in ALL])
+def test_every_code_that_applies_to_a_ruleset_is_injected_and_caught(rules: Ruleset) -> None:
+    """No applicable code is left without a place: an empty stock, seats without partners included."""
+    pool = player_pool(8)
+    wanted = set(fault_codes(rules)) - {"JSON"}  # JSON is a corrupted line (corrupt_json), not a record
+    caught: set[str] = set()
+    for g in range(80):  # a lowest-trump lead with a short deck is rare: up to some tens of games
+        rec = make_record(f"c{g}", random.Random(100 + g), pool, g, rules=rules)
+        for code in sorted(wanted - caught):
+            bad = inject_fault(rec, code, random.Random(f"{g}:{code}"), rules)
+            if bad is not None and code in {v.code for v in replay(bad).violations}:
+                caught.add(code)
+        if caught == wanted:
+            break
+    assert caught == wanted, sorted(wanted - caught)
+
+
 def test_rulesets_command_lists_every_ruleset_and_option() -> None:
     result = runner.invoke(app, ["rulesets"])
     assert result.exit_code == 0

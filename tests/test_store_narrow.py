@@ -26,6 +26,8 @@ from backalley.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store-v4.duckdb.gz"
 SAMPLE = ROOT / "data" / "sample"
+#: Sample files as they were when ``store-v4.duckdb.gz`` was written (regenerated since).
+V4_SAMPLES = ROOT / "tests" / "fixtures" / "store-v4-samples"
 #: Every name users query: the version-4 tables and the views.
 NAMES = (*store_mod.TABLES, *store_mod.VIEWS, *store_mod.DD_TABLES)
 #: What a version-4 file has of them (``dd_deal_sides`` came with version 6).
@@ -57,8 +59,16 @@ def contents(con: duckdb.DuckDBPyConnection, names: tuple[str, ...]) -> dict[str
 
 
 def fixture_inputs(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the fixture was made of, ingested in the same runs, by the same paths (the double-dummy tables aside)."""
-    monkeypatch.chdir(ROOT)
+    """What the fixture was made of, ingested in the same runs, by the same paths (the double-dummy tables aside).
+
+    The inputs are the committed samples as they were when it was written: a sample file
+    regenerated since is replaced by its copy in ``tests/fixtures/store-v4-samples/``.
+    """
+    tree = db.parent / "v4-inputs"
+    shutil.copytree(SAMPLE, tree / "data" / "sample")
+    for old in V4_SAMPLES.rglob("*.jsonl"):
+        shutil.copyfile(old, tree / "data" / "sample" / old.relative_to(V4_SAMPLES))
+    monkeypatch.chdir(tree)
     files = ("valid-games.jsonl", "faulty-games.jsonl", "bad-inputs.jsonl")
     ingest([f"data/sample/{f}" for f in files], db.resolve(), workers=1)
     ingest(["data/sample/rulesets/"], db.resolve(), workers=1)

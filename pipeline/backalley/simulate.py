@@ -567,8 +567,13 @@ def _fault_duplicate(rec: Record, rng: random.Random, rules: Ruleset = STANDARD)
 
 def _fault_stock(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     spots = [d for d in rec["deals"] if d.get("stock")]
-    if not spots:
-        return None
+    if not spots:  # every card dealt (an empty stock): one of them recorded as undealt too
+        empty = [d for d in rec["deals"] if d.get("stock") == [] and any(d["hands"].values())]
+        if not empty:
+            return None
+        d = rng.choice(empty)
+        d["stock"] = [rng.choice([c for hand in d["hands"].values() for c in hand])]
+        return rec
     d = rng.choice(spots)
     if rng.random() < 0.5:
         d["stock"] = d["stock"][1:]  # the turned card left out
@@ -812,7 +817,7 @@ def _fault_bid_low(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -
 
 
 def _fault_bid_twice(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
-    """A second declaration by a side (a partner's, or a seat's own call recorded twice)."""
+    """A second declaration by a side: a partner's, or (each seat its own side) a seat's second call."""
     spots: list[tuple[Record, int]] = []
     for i in _scored(rec):
         d = rec["deals"][i]
@@ -820,11 +825,18 @@ def _fault_bid_twice(rec: Record, rng: random.Random, rules: Ruleset = STANDARD)
             sides = {rules.side_of[SEATS.index(e["seat"])] for e in d["bids"][:k] if isinstance(e["bid"], int)}
             if rules.side_of[SEATS.index(b["seat"])] in sides:
                 spots.append((d, k))
-    if spots:
+    if not spots:  # every seat its own side: a seat that declared calls again, out of turn
+        for i in _scored(rec):
+            bids = rec["deals"][i]["bids"]
+            spots += [(rec["deals"][i], k) for k in range(1, len(bids)) if isinstance(bids[k - 1]["bid"], int)]
+        if not spots:
+            return None
         d, k = rng.choice(spots)
-        d["bids"][k]["bid"] = rules.max_hand
-        return rec
-    return None
+        d["bids"][k]["seat"] = d["bids"][k - 1]["seat"]
+    else:
+        d, k = rng.choice(spots)
+    d["bids"][k]["bid"] = rules.max_hand
+    return rec
 
 
 def _fault_lowest_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
