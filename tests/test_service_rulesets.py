@@ -92,9 +92,10 @@ def test_games_read_together_equal_each_read_alone(tmp_path: Path) -> None:
 
 
 def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_path: Path) -> None:
-    """What the service keeps in memory of the games it has just stored is computed from the rows it wrote,
-    in a database in memory (``service/fresh.py``); for every ruleset, faulty games and a job's last games
-    included, it must be what the file answers for the same games."""
+    """What the service keeps in memory of the games it has just stored is computed by the workers from
+    the rows they built (``service/fresh.py``), without the database; for every ruleset and option set,
+    and faulty games, it must be byte for byte what the file answers for the same games, and only the
+    last ``PREPARE_PAGES`` games of an upload get it."""
     import orjson
 
     from backalley.service import data, state
@@ -104,27 +105,34 @@ def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_
 
     bodies = [simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")]]
     faulty = tmp_path / "faulty.jsonl"
-    args = ["simulate", "-n", "6", "--seed", "9", "--faults", "1", "-w", "1", "-o", str(faulty)]
+    args = ["simulate", "-n", "30", "--seed", "9", "--faults", "0.5", "-w", "1", "-o", str(faulty)]
     assert runner.invoke(app, args).exit_code == 0
     lines = [x for body in bodies for x in body.splitlines()] + faulty.read_bytes().splitlines()
     items = [Item("upload", n, raw) for n, raw in enumerate(lines, 1)]
-    state.PREPARE_PAGES, keep = 4, state.PREPARE_PAGES  # a group's last 4 games (chunks of 256: all of these)
+    state.PREPARE_PAGES, keep = 4, state.PREPARE_PAGES
     try:
-        svc = Service(Settings(db=tmp_path / "s.duckdb"))
+        svc = Service(Settings(db=tmp_path / "s.duckdb", workers=2))
         try:
-            answer = svc.upload(items[:3])
-            answer_rest = svc.upload(items[3:])
-            stored = answer["fates"]["stored"] + answer_rest["fates"]["stored"]
-            assert stored >= len(items) - 2  # a fault may make a line that is not a game
+            first = svc.upload(items[:20])  # tasks of 16 records: the last 4 span two of them
+            fates = [r["fate"] for r in first["results"]]
+            want = {orjson.loads(items[k].raw)["game_id"] for k in range(16, 20) if fates[k] == "stored"}
+            assert want and set(svc.games._entries) == want
+            state.PREPARE_PAGES = 10_000
+            svc.games._entries.clear()
+            rest = svc.upload(items[:1] + items[20:])  # the first one again: a duplicate, no page
+            stored = rest["fates"]["stored"]
+            assert stored >= len(items) - 20 - 2  # a fault may make a line that is not a game
             kept = set(svc.games._entries)
-            assert len(kept) == stored  # one chunk each: every game of it is kept, however few PREPARE_PAGES says
+            assert len(kept) == stored
+            last = svc.upload([Item("again", 1, lines[-1]), *(Item("new", n, raw) for n, raw in enumerate(lines))])
+            assert last["fates"]["stored"] == 0 and set(svc.games._entries) == kept  # duplicates keep nothing new
             with svc.reader() as cur:
                 for gid in kept:
-                    memory = orjson.loads(svc.games.get(gid, lambda _: None) or b"null")
-                    assert memory == data.game(cur, gid), gid
+                    assert svc.games.get(gid, lambda _: None) == orjson.dumps(data.game(cur, gid)), gid
                     winners = orjson.loads(svc.winners.get(gid, lambda _: None) or b"null")
                     assert winners == [[d, t, w] for (d, t), w in data.trick_winners(cur, [gid])[gid].items()]
                 assert any(data.game(cur, gid)["violations"] for gid in kept)  # type: ignore[index]
+                assert {data.game(cur, gid)["by_side"] is not None for gid in kept} == {True}  # type: ignore[index]
         finally:
             svc.close()
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -185,26 +186,6 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
         assert data.deal(store.con, "c2", 2) == answers[0][1]
 
 
-def test_fresh_tables_keep_the_newest_chunks_holding_at_least_keep_games() -> None:
-    import pyarrow as pa
-
-    from backalley.service.fresh import FreshTables
-
-    def chunk(*ids: str) -> dict[str, pa.Table]:
-        return {"g_games": pa.table({"game_id": list(ids)}), "rejects": pa.table({"x": [1]})}
-
-    kept = FreshTables(keep=3)
-    for part in (chunk("a", "b"), chunk(), chunk("c", "d"), chunk("e")):
-        kept.add(part)
-    assert [t["g_games"]["game_id"].to_pylist() for t in kept.parts] == [["c", "d"], ["e"]]
-    assert kept.games == 3 and all("rejects" not in t for t in kept.parts)
-    kept.add(chunk("f", "g", "h", "i"))  # one chunk larger than keep: kept whole, alone
-    assert [t["g_games"].num_rows for t in kept.parts] == [4] and kept.games == 4
-    nothing = FreshTables(keep=0)
-    nothing.add(chunk("a"))
-    assert not nothing.parts
-
-
 @pytest.mark.parametrize(
     "raw",
     [
@@ -247,5 +228,39 @@ def test_players_figures_rest_ten_times_as_long_as_they_took(tmp_path: Path) -> 
         assert svc._stale(cached(1.5, 0.01))
         assert not svc._stale(cached(15.0, 2.0))  # took 2 s: rests 20 s
         assert svc._stale(cached(25.0, 2.0))
+    finally:
+        svc.close()
+
+
+def test_refreshed_figures_come_with_their_index_page_rendered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report's index page of new figures is rendered in the thread that computed them, before
+    they are served: the request for ``/players`` after a refresh renders nothing."""
+    from backalley.service import pages
+
+    svc = Service(Settings(db=tmp_path / "p.duckdb", metrics_max_age=0.0))
+    report = pages._ReportPages()
+    svc.prepare_figures = report.prepare
+    rendered: list[object] = []
+    real = pages.index_page
+
+    def counted(m: Any, linked: Any) -> str:
+        rendered.append(m)
+        return real(m, linked)
+
+    monkeypatch.setattr(pages, "index_page", counted)
+    try:
+        first = svc.metrics()  # computed on the first call, in the caller's thread: rendered when asked
+        assert report.get(first, None) and rendered == [first]
+        svc.upload([item("p-1"), item("p-2", seed=2)])
+        assert svc._metrics is not None
+        svc._metrics = replace(svc._metrics, seconds=0.0)  # however long the first computation took
+        assert svc.metrics() is first  # stale now: served while the refresh runs
+        assert svc._refresher is not None
+        svc._refresher.join(60)
+        fresh = svc.metrics()
+        assert fresh is not first and rendered == [first, fresh]  # rendered by the refresh thread
+        page = report.get(fresh, None)
+        assert rendered == [first, fresh] and "p-1" not in page  # served as prepared, nothing rendered again
+        assert page == real(fresh, pages.page_files(fresh.players["player"].to_list()))
     finally:
         svc.close()

@@ -13,12 +13,13 @@ named are asked of the game's ruleset.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from backalley.cards import SEATS, TEAMS
 from backalley.rules import RulesetError, find_ruleset
+
+if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
+    import duckdb
 
 
 @dataclass(slots=True)
@@ -134,49 +135,93 @@ def game_figures(cur: duckdb.DuckDBPyConnection, game_id: str) -> GameFigures | 
     return games_figures(cur, [game_id]).get(game_id)
 
 
+#: The columns of ``games`` and ``game_sides`` :func:`figures_from_rows` reads (``game_id`` first).
+FIGURE_GAME_COLUMNS = (
+    "game_id",
+    "status",
+    "ruleset",
+    "options",
+    "winner",
+    "player_n",
+    "player_e",
+    "player_s",
+    "player_w",
+)
+FIGURE_SIDE_COLUMNS = ("game_id", "side", "score", "recorded_score")
+#: The columns of ``deals`` and ``deal_sides`` a dealing's line is made of (``game_id`` first).
+LINE_DEAL_COLUMNS = (
+    "game_id",
+    "deal",
+    "number",
+    "hand_size",
+    "dealer",
+    "trump_card",
+    "trump_suit",
+    "pass_out",
+    "opening_leader",
+)
+LINE_SIDE_COLUMNS = (
+    "game_id",
+    "deal",
+    "side",
+    "contract_kind",
+    "contract",
+    "multiplier",
+    "board_level",
+    "tricks",
+    "points",
+    "made",
+    "recorded_tricks",
+    "recorded_points",
+)
+
+
 def games_figures(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, GameFigures]:
     """:func:`game_figures` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
     ids = list(dict.fromkeys(game_ids))
     if not ids:
         return {}
     among = among_ids(ids)
-    side_rows: dict[str, list[dict[str, Any]]] = {}
-    for r in _rows(cur, f"SELECT game_id, side, score, recorded_score FROM game_sides WHERE {among}", ids):
-        side_rows.setdefault(r.pop("game_id"), []).append(r)
-    out: dict[str, GameFigures] = {}
-    for g in _rows(
-        cur,
-        "SELECT game_id, status, ruleset, options, winner, player_n, player_e, player_s, player_w"
-        f" FROM games WHERE {among}",
-        ids,
-    ):
-        options = tuple(o for o in (g["options"] or "").split(",") if o)
-        rows = side_rows.get(g["game_id"], [])
-        sides = _sides_of(g["ruleset"], options, [r["side"] for r in rows])
-        by_side = {r["side"]: r for r in rows}
-        out[g["game_id"]] = GameFigures(
-            game_id=g["game_id"],
-            status=g["status"],
-            ruleset=g["ruleset"],
-            options=options,
-            players={s: g[f"player_{s.lower()}"] for s in SEATS},
-            sides=sides,
-            score={s: by_side[s]["score"] for s in sides},
-            recorded_score={s: by_side[s]["recorded_score"] for s in sides},
-            winner=g["winner"],
-        )
-    for gid, lines in _deal_lines(cur, among, list(out), None, out).items():
-        out[gid].deals = lines
+    sides = cur.execute(f"SELECT {', '.join(FIGURE_SIDE_COLUMNS)} FROM game_sides WHERE {among}", ids).fetchall()
+    games = cur.execute(f"SELECT {', '.join(FIGURE_GAME_COLUMNS)} FROM games WHERE {among}", ids).fetchall()
+    out = figures_from_rows(games, sides)
+    if out:
+        where = f" WHERE {among_ids(list(out))}"
+        deal_sides = cur.execute(_SIDE_SQL + where, list(out)).fetchall()  # tuples: many rows
+        deals = cur.execute(_DEAL_SQL + where + " ORDER BY game_id, deal", list(out)).fetchall()
+        for gid, lines in deal_lines(out, deals, deal_sides).items():
+            out[gid].deals = lines
     return out
 
 
-_DEAL_SQL = (
-    "SELECT game_id, deal, number, hand_size, dealer, trump_card, trump_suit, pass_out, opening_leader FROM deals"
-)
-_SIDE_SQL = (
-    "SELECT game_id, deal, side, contract_kind, contract, multiplier, board_level, tricks, points, made,"
-    " recorded_tricks, recorded_points FROM deal_sides"
-)
+def figures_from_rows(games: list[tuple[Any, ...]], sides: list[tuple[Any, ...]]) -> dict[str, GameFigures]:
+    """Each game's figures, without its dealings, from its rows of ``games`` (:data:`FIGURE_GAME_COLUMNS`)
+    and ``game_sides`` (:data:`FIGURE_SIDE_COLUMNS`), however they were read."""
+    side_rows: dict[str, list[tuple[Any, ...]]] = {}
+    for gid, *side in sides:
+        side_rows.setdefault(gid, []).append(tuple(side))
+    out: dict[str, GameFigures] = {}
+    for gid, status, ruleset, options_text, winner, *players in games:
+        options = tuple(o for o in (options_text or "").split(",") if o)
+        rows = side_rows.get(gid, [])
+        sides_here = _sides_of(ruleset, options, [r[0] for r in rows])
+        by_side = {r[0]: r for r in rows}
+        out[gid] = GameFigures(
+            game_id=gid,
+            status=status,
+            ruleset=ruleset,
+            options=options,
+            players=dict(zip(SEATS, players, strict=True)),
+            sides=sides_here,
+            score={s: by_side[s][1] for s in sides_here},
+            recorded_score={s: by_side[s][2] for s in sides_here},
+            winner=winner,
+        )
+    return out
+
+
+_DEAL_SQL = f"SELECT {', '.join(LINE_DEAL_COLUMNS)} FROM deals"
+_SIDE_SQL = f"SELECT {', '.join(LINE_SIDE_COLUMNS)} FROM deal_sides"
 
 
 def _deal_lines(
@@ -186,18 +231,27 @@ def _deal_lines(
     if not ids:
         return {}
     where, params = (f" WHERE {among}", list(ids)) if deal is None else (f" WHERE {among} AND deal = ?", [*ids, deal])
+    sides = cur.execute(_SIDE_SQL + where, params).fetchall()  # tuples: many rows
+    deals = cur.execute(_DEAL_SQL + where + " ORDER BY game_id, deal", params).fetchall()
+    return deal_lines(games, deals, sides)
+
+
+def deal_lines(
+    games: dict[str, GameFigures], deals: list[tuple[Any, ...]], sides: list[tuple[Any, ...]]
+) -> dict[str, list[DealLine]]:
+    """Each game's dealings from its rows of ``deals`` (:data:`LINE_DEAL_COLUMNS`, in order of ``deal``)
+    and ``deal_sides`` (:data:`LINE_SIDE_COLUMNS`), however they were read; sides in the game's order."""
     per_deal: dict[tuple[str, int], dict[str, SideResult]] = {}
-    for gid, deal_n, *side in cur.execute(_SIDE_SQL + where, params).fetchall():  # tuples: many rows
+    for gid, deal_n, *side in sides:
         per_deal.setdefault((gid, deal_n), {})[side[0]] = SideResult(*side)
     named = {gid: _names_trump(g.ruleset, g.options) for gid, g in games.items()}
-    out: dict[str, list[DealLine]] = {gid: [] for gid in ids}
-    rows = cur.execute(_DEAL_SQL + where + " ORDER BY game_id, deal", params).fetchall()
-    for gid, n, number, hand_size, dealer, trump_card, trump_suit, pass_out, leader in rows:
+    out: dict[str, list[DealLine]] = {gid: [] for gid in games}
+    for gid, n, number, hand_size, dealer, trump_card, trump_suit, pass_out, leader in deals:
         results = per_deal.get((gid, n), {})
-        sides = [results[s] for s in games[gid].sides if s in results]
+        line_sides = [results[s] for s in games[gid].sides if s in results]
         named_here = named[gid] and trump_suit is not None
         out[gid].append(
-            DealLine(n, number, hand_size, dealer, trump_card, trump_suit, named_here, pass_out, leader, sides)
+            DealLine(n, number, hand_size, dealer, trump_card, trump_suit, named_here, pass_out, leader, line_sides)
         )
     return out
 

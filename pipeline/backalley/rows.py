@@ -38,7 +38,7 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from backalley import raw as raw_codec
-from backalley.cards import CARD_INDEX
+from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
 from backalley.record import (
     AnyFastRecord,
     FastTeamInts,
@@ -111,6 +111,18 @@ BID_KINDS = ("board", "pass", "number", "declaration")
 #: Contract kinds by the code of :data:`DEAL_INTS` and :data:`SIDE_INTS`: ``none`` is a
 #: pereulok side that did not declare.
 CONTRACT_KINDS = ("board", "number", "declaration", "none")
+# The names of the small-int codes of the rows (the store's views name the narrow tables' codes
+# by these lists, and so do the service's pages of games just stored).
+#: Seat codes 0..3.
+SEAT_CODES = tuple(SEATS)
+#: Card codes 0..53 (:data:`backalley.cards.CARD_NAMES`), each card's natural suit letter (NULL
+#: for a joker) and rank (2..14, 15 and 16 for the Little and Big Blooper).
+CARD_CODES = tuple(CARD_NAMES)
+CARD_SUIT_CODES = tuple(SUITS[s] if s < NO_TRUMP else None for s in CARD_SUIT)
+CARD_RANKS = tuple(r + 2 for r in CARD_RANK)
+#: Suit codes 0..3; 4 (:data:`backalley.cards.NO_TRUMP`) is no suit (no trump, or a joker led in
+#: a no-trump deal), NULL in the views.
+SUIT_CODES = (*SUITS, None)
 #: Every side name: the teams, then the seats (the sides of a game without partnerships).
 SIDE_NAMES = ("NS", "EW", "N", "E", "S", "W")
 _SIDE_CODE = {name: k for k, name in enumerate(SIDE_NAMES)}

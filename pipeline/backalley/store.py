@@ -29,8 +29,17 @@ import duckdb
 import pyarrow as pa
 
 from backalley import raw as raw_codec
-from backalley.cards import CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SUITS
-from backalley.rows import BID_KINDS, CONTRACT_KINDS, SIDE_NAMES
+from backalley.cards import NO_TRUMP, SUITS
+from backalley.rows import (
+    BID_KINDS,
+    CARD_CODES,
+    CARD_RANKS,
+    CARD_SUIT_CODES,
+    CONTRACT_KINDS,
+    SEAT_CODES,
+    SIDE_NAMES,
+    SUIT_CODES,
+)
 
 if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest does not need it)
     import polars as pl
@@ -228,16 +237,8 @@ CREATE TABLE deal_sides (
 # (``games``, ``deals``, ``bids``, ``tricks``, ``plays``, ``violations``, ``game_sides``,
 # ``deal_sides``) are views over these with the columns they always had (:func:`view_sql`).
 
-#: Seat codes 0..3.
-SEAT_CODES = ("N", "E", "S", "W")
-#: Card codes 0..53 (:data:`backalley.cards.CARD_NAMES`), each card's natural suit letter (NULL
-#: for a joker) and rank (2..14, 15 and 16 for the Little and Big Blooper).
-CARD_CODES = tuple(CARD_NAMES)
-CARD_SUIT_CODES = tuple(SUITS[s] if s < NO_TRUMP else None for s in CARD_SUIT)
-CARD_RANKS = tuple(r + 2 for r in CARD_RANK)
-#: Suit codes 0..3; 4 (:data:`backalley.cards.NO_TRUMP`) is no suit (no trump, or a joker led in
-#: a no-trump deal), NULL in the views.
-SUIT_CODES = (*SUITS, None)
+# The codes' names: :data:`backalley.rows.SEAT_CODES`, ``CARD_CODES``, ``CARD_SUIT_CODES``, ``CARD_RANKS``,
+# ``SUIT_CODES`` (with the kinds and sides there), which the workers' page data names them by too.
 
 #: ``g_games.raw_zstd`` is compressed already (by the workers): DuckDB is told not to try again,
 #: which halved the final checkpoint's CPU in benchmarks/ingest_floor.py (the same file size).

@@ -34,6 +34,7 @@ def answer(request: Request, p: Problem) -> Response:
 def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     """The application; it opens the database (the only writer) now and closes it at shutdown."""
     svc = service if service is not None else Service(settings)
+    svc.prepare_figures = pages.REPORT_PAGES.prepare
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -12,28 +12,31 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import msgspec
 import orjson
 
 from backalley.cards import SEATS
-from backalley.outcomes import among_ids, games_figures, page_sides
+from backalley.outcomes import GameFigures, among_ids, games_figures, page_sides
 from backalley.sources import parse
 
-_GAME_COLUMNS = (
-    "game_id, source, line, ingested_at, ruleset, played_at, event, player_n, player_e, player_s, player_w,"
-    " valid, complete, status, dealings, scored_deals, pass_outs, errors, warnings, score_ns, score_ew,"
-    " recorded_score_ns, recorded_score_ew, winner"
+if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
+    import duckdb
+
+#: The columns of ``games``, ``deals`` and ``violations`` a game's page shows.
+GAME_COLUMNS = (
+    *("game_id", "source", "line", "ingested_at", "ruleset", "played_at", "event"),
+    *("player_n", "player_e", "player_s", "player_w", "valid", "complete", "status", "dealings", "scored_deals"),
+    *("pass_outs", "errors", "warnings", "score_ns", "score_ew", "recorded_score_ns", "recorded_score_ew", "winner"),
 )
-_DEAL_COLUMNS = (
-    "deal, number, hand_size, dealer, trump_card, trump_suit, no_trump, joker_swap_seat, joker_swap_drawn, pass_out,"
-    " ns_contract_kind, ns_contract, ns_board_level, ew_contract_kind, ew_contract, ew_board_level, tricks_ns,"
-    " tricks_ew, points_ns, points_ew, ns_made, ew_made, recorded_tricks_ns, recorded_tricks_ew,"
-    " recorded_points_ns, recorded_points_ew"
+DEAL_COLUMNS = (
+    *("deal", "number", "hand_size", "dealer", "trump_card", "trump_suit", "no_trump", "joker_swap_seat"),
+    *("joker_swap_drawn", "pass_out", "ns_contract_kind", "ns_contract", "ns_board_level", "ew_contract_kind"),
+    *("ew_contract", "ew_board_level", "tricks_ns", "tricks_ew", "points_ns", "points_ew", "ns_made", "ew_made"),
+    *("recorded_tricks_ns", "recorded_tricks_ew", "recorded_points_ns", "recorded_points_ew"),
 )
-_VIOLATION_COLUMNS = "ordinal, code, severity, message, path, deal, trick, seat"
+VIOLATION_COLUMNS = ("ordinal", "code", "severity", "message", "path", "deal", "trick", "seat")
 #: A violation's path down to one card of a trick: /deals/<d>/tricks/<t>/cards/<k>.
 _CARD_PATH = re.compile(r"^/deals/(\d+)/tricks/(\d+)/cards/(\d+)$")
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -65,7 +68,7 @@ def _json_safe(row: dict[str, Any]) -> dict[str, Any]:
 
 
 #: ``text(cur, game_id)``: a stored game's raw text; ``None`` when the game is not stored.
-RecordText = Callable[[duckdb.DuckDBPyConnection, str], bytes | None]
+RecordText = Callable[["duckdb.DuckDBPyConnection", str], "bytes | None"]
 
 
 def record_text(cur: duckdb.DuckDBPyConnection, game_id: str) -> bytes | None:
@@ -87,41 +90,65 @@ def games(
 ) -> dict[str, dict[str, Any]]:
     """:func:`game` of each of ``game_ids`` that is stored, read together (a query per table for them all)."""
     ids = list(dict.fromkeys(game_ids))
-    among = among_ids(ids)
-    out: dict[str, dict[str, Any]] = {}
     if not ids:
-        return out
-    for row in _rows(cur, f"SELECT {_GAME_COLUMNS} FROM games WHERE {among}", ids):
-        g = _json_safe(row)
-        g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
-        g["deals"], g["violations"] = [], []
-        out[g["game_id"]] = g
+        return {}
+    among = among_ids(ids)
+    rows = cur.execute(f"SELECT {', '.join(GAME_COLUMNS)} FROM games WHERE {among}", ids).fetchall()
     # Each game's deal rows as one JSON array built by DuckDB (no column of deals is a date or time):
     # building the rows' dicts in Python cost more than all the queries.
-    deals = f"to_json(list(struct_pack({_DEAL_COLUMNS}) ORDER BY deal))"
-    for gid, rows in cur.execute(f"SELECT game_id, {deals} FROM deals WHERE {among} GROUP BY game_id", ids).fetchall():
-        out[gid]["deals"] = orjson.loads(rows)
-    for row in _rows(
-        cur, f"SELECT game_id AS _of, {_VIOLATION_COLUMNS} FROM violations WHERE {among} ORDER BY ordinal", ids
-    ):
-        out[row.pop("_of")]["violations"].append(row)
-    figures = games_figures(cur, list(out))  # by side: two teams, or four seats without partnerships
+    deals = f"to_json(list(struct_pack({', '.join(DEAL_COLUMNS)}) ORDER BY deal))"
+    deal_rows = cur.execute(f"SELECT game_id, {deals} FROM deals WHERE {among} GROUP BY game_id", ids).fetchall()
+    found = cur.execute(
+        f"SELECT game_id, {', '.join(VIOLATION_COLUMNS)} FROM violations WHERE {among} ORDER BY ordinal", ids
+    ).fetchall()
+    figures = games_figures(cur, [r[0] for r in rows])  # by side: two teams, or four seats without partnerships
+    return games_from_rows(
+        rows,
+        {gid: orjson.loads(d) for gid, d in deal_rows},
+        found,
+        figures,
+        lambda gid: _deal_count(cur, gid, text),
+    )
+
+
+def games_from_rows(
+    rows: list[tuple[Any, ...]],
+    deals: dict[str, list[dict[str, Any]]],
+    found: list[tuple[Any, ...]],
+    figures: dict[str, GameFigures],
+    deal_count: Callable[[str], int],
+) -> dict[str, dict[str, Any]]:
+    """What :func:`game` says of each game, from its rows however they were read: ``games``
+    (:data:`GAME_COLUMNS`), its ``deals`` as dicts (:data:`DEAL_COLUMNS`, in order), ``violations``
+    (``game_id`` and :data:`VIOLATION_COLUMNS`, in order), its figures and its number of recorded deals."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        g = _json_safe(dict(zip(GAME_COLUMNS, row, strict=True)))
+        g["players"] = {s: g.pop(f"player_{s.lower()}") for s in SEATS}
+        g["deals"], g["violations"] = deals.get(g["game_id"], []), []
+        out[g["game_id"]] = g
+    for gid, *v in found:
+        out[gid]["violations"].append(dict(zip(VIOLATION_COLUMNS, v, strict=True)))
     for gid, g in out.items():
-        g["deal_count"] = _deal_count(cur, gid, text)
+        g["deal_count"] = deal_count(gid)
         g["by_side"] = page_sides(figures[gid]) if gid in figures else None
     return out
 
 
 def violations(cur: duckdb.DuckDBPyConnection, game_id: str) -> list[dict[str, Any]]:
     """A stored game's violations in report order (``backalley show`` lists them)."""
-    return _rows(cur, f"SELECT {_VIOLATION_COLUMNS} FROM violations WHERE game_id = ? ORDER BY ordinal", [game_id])
+    return _rows(
+        cur, f"SELECT {', '.join(VIOLATION_COLUMNS)} FROM violations WHERE game_id = ? ORDER BY ordinal", [game_id]
+    )
 
 
 def _raw_deals(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> list[Any] | None:
     """The record's ``deals`` as recorded (``[]`` when it has none); ``None`` for a game not stored."""
     raw = text(cur, game_id)
-    if raw is None:
-        return None
+    return None if raw is None else _recorded_deals(raw)
+
+
+def _recorded_deals(raw: bytes) -> list[Any]:
     rec, _ = parse(raw)  # as ingest read it: integers of any size are JSON
     deals = rec.get("deals") if isinstance(rec, dict) else None
     return deals if isinstance(deals, list) else []
@@ -135,14 +162,17 @@ _DEALS_ONLY = msgspec.json.Decoder(_DealsOnly)
 
 
 def _deal_count(cur: duckdb.DuckDBPyConnection, game_id: str, text: RecordText) -> int:
-    """``len(_raw_deals(...) or [])`` without building the deals: msgspec only skips over them."""
+    """``len(_raw_deals(...) or [])`` without building the deals (:func:`deal_count`)."""
     raw = text(cur, game_id)
-    if raw is None:
-        return 0
+    return 0 if raw is None else deal_count(raw)
+
+
+def deal_count(raw: bytes) -> int:
+    """How many deals a record's text holds, as the deal viewer reads them: msgspec only skips over them."""
     try:
         return len(_DEALS_ONLY.decode(raw).deals)
     except msgspec.MsgspecError:  # not an object, or deals not a list, or not JSON: as _raw_deals says
-        return len(_raw_deals(cur, game_id, lambda _c, _g: raw) or [])
+        return len(_recorded_deals(raw))
 
 
 @dataclass
@@ -204,7 +234,7 @@ def _list(v: Any) -> list[Any]:
 
 
 #: ``game_of(cur, game_id)``: what :func:`game` says of a stored game (a cache may stand in for it).
-GameOf = Callable[[duckdb.DuckDBPyConnection, str], "dict[str, Any] | None"]
+GameOf = Callable[["duckdb.DuckDBPyConnection", str], "dict[str, Any] | None"]
 
 
 def deal(
@@ -278,7 +308,7 @@ def _bids(
 #: The winner of each replayed trick of a game, by ``(deal, trick)``.
 Winners = dict[tuple[int, int], str]
 #: ``winners_of(cur, game_id)``: a stored game's :data:`Winners` (a cache may stand in for the store).
-WinnersOf = Callable[[duckdb.DuckDBPyConnection, str], Winners]
+WinnersOf = Callable[["duckdb.DuckDBPyConnection", str], Winners]
 
 
 def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, Winners]:

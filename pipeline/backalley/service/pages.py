@@ -141,18 +141,25 @@ def _report_page(text: str) -> HTMLResponse:
 
 
 class _ReportPages:
-    """The report pages rendered from one set of figures (charts included), kept until the figures change."""
+    """The report pages rendered from one set of figures (charts included), kept until the figures change.
+
+    The index page of new figures is rendered by :meth:`prepare`, in the thread that computed them,
+    before they are served: on a large store it takes a second or more, which a request for
+    ``/players`` would otherwise wait for after every refresh of the figures."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.metrics: Metrics | None = None
         self.pages: dict[str | None, str] = {}
+        self._ready: tuple[Metrics, str] | None = None  # the index of figures not served yet
 
     def get(self, m: Metrics, player: str | None) -> str:
         """The index page (``player`` None) or a player's page, of figures ``m``."""
         with self.lock:
             if self.metrics is not m:
-                self.metrics, self.pages = m, {}
+                ready = self._ready
+                self.metrics, self.pages = m, {None: ready[1]} if ready is not None and ready[0] is m else {}
+                self._ready = None
             text = self.pages.get(player)
         if text is None:
             linked = page_files(m.players["player"].to_list())
@@ -161,6 +168,15 @@ class _ReportPages:
                 if self.metrics is m:
                     self.pages[player] = text
         return text
+
+    def prepare(self, m: Metrics) -> None:
+        """Render the index page of figures ``m`` now, for when they are first served."""
+        text = index_page(m, page_files(m.players["player"].to_list()))
+        with self.lock:
+            if self.metrics is m:
+                self.pages.setdefault(None, text)
+            else:
+                self._ready = (m, text)
 
 
 REPORT_PAGES = _ReportPages()

@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,10 +26,10 @@ import orjson
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
-from backalley.service.fresh import FreshPages, FreshTables
+from backalley.service.fresh import zone
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
-from backalley.service.writer import Writer
+from backalley.service.writer import StoredGame, Writer
 from backalley.sources import Item
 from backalley.store import Store
 
@@ -38,7 +38,8 @@ log = logging.getLogger("backalley.service")
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
-#: Games of one upload whose pages' data are kept in memory as soon as they are stored (its last ones).
+#: Games of one upload whose pages' data are computed and kept in memory as soon as they are stored
+#: (its last ones: of a large job, the others' pages are read from the file when asked).
 PREPARE_PAGES = 2_000
 #: The players' figures are recomputed in the background at most this share of the time.
 METRICS_SHARE = 0.1
@@ -78,25 +79,28 @@ class Service:
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
-        self.replays = Replays(self.settings.workers)
+        #: The time zone DuckDB gives times in: the pages computed by the workers show times as it does.
+        self.zone = str(self.store.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
+        self.replays = Replays(self.settings.workers, self.zone)
         self.records = RecordCache(self.settings.record_cache)
         #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
         self.games = RecordCache(self.settings.record_cache // 2)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
-        #: Answers what the pages show of the games the writer has just stored (see :meth:`_stored`).
-        self._fresh = FreshPages()
-        self._writer = Writer(
-            self.store, self.lock, self._written, self.settings.memory_limit, self._stored, keep=PREPARE_PAGES
-        )
+        self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit, self._stored)
         self._metrics: _Figures | None = None
         self._metrics_lock = threading.Lock()
         self._refreshing = False
+        #: Called with new figures in the thread that computed them, before they are served (the
+        #: pages render the report's index then: :meth:`backalley.service.pages._ReportPages.prepare`).
+        self.prepare_figures: Callable[[Metrics], None] | None = None
+        self._refresher: threading.Thread | None = None
 
     def close(self) -> None:
+        if self._refresher is not None:  # it reads the database through a cursor of the connection closed below
+            self._refresher.join()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._writer.close()
-        self._fresh.close()
         self.replays.close()
         with self.lock:
             self.store.con.execute("CHECKPOINT")
@@ -146,40 +150,39 @@ class Service:
     def upload(self, items: list[Item], job: Job | None = None) -> dict[str, Any]:
         """Validate and store ``items``; per record its report and its fate.
 
-        The records are replayed first (in the worker processes), then stored
-        by the writer thread, together with other uploads waiting for it.
+        The records are replayed first (in the worker processes, which also compute what the pages
+        of the last :data:`PREPARE_PAGES` will show), then stored by the writer thread, together
+        with other uploads waiting for it.
         """
-        built = self.replays.built(items)
+        pages_from = len(items) - PREPARE_PAGES if self.games.budget > 0 else len(items)
+        built = self.replays.built(items, pages_from)
 
         def progress(done: int) -> None:
             if job is not None:
                 job.done = done
 
-        fates = self._writer.write(items, [b for b, _ in built], progress)
+        fates = self._writer.write(items, [b for b, _, _ in built], progress, [p for _, _, p in built])
         counts = dict.fromkeys(FATES, 0)
         results = []
-        for (_, report), (what, message) in zip(built, fates, strict=True):
+        for (_, report, _), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
             results.append({"fate": what, "message": message or None, "report": report})
         return {"records": len(items), "fates": counts, "results": results}
 
-    def _stored(self, games: list[tuple[str, bytes]], tables: FreshTables) -> None:
+    def _stored(self, games: list[StoredGame]) -> None:
         """Keep what the pages show of the games a group has just stored; the writer calls it before it
         answers their uploads, so that a page asked for after the answer reads nothing from the file.
 
-        Their raw text, and their rows and trick winners as
-        :class:`~backalley.service.fresh.FreshPages` reads them from the tables the writer wrote (of
-        a large upload, a job, only the last :data:`PREPARE_PAGES` games').
+        Their raw text, and the pages' data the workers computed from their rows
+        (:mod:`backalley.service.fresh`; of a large upload, a job, only the last
+        :data:`PREPARE_PAGES` games'), with the time of the ingest put in.
         """
-        for gid, raw in games:
-            self._remember(gid, raw)
-        if self.games.budget <= 0 or not tables.parts:
-            return
-        found, winners = self._fresh.read(tables.parts, self.record_text)
-        for gid, g in found.items():
-            self.games.put(gid, orjson.dumps(g))
-        for gid, w in winners.items():
-            self.winners.put(gid, _winners_json(w))
+        tz = zone(self.zone)
+        for g in games:
+            self._remember(g.game_id, g.raw)
+            if g.page is not None and g.ingested_at is not None:
+                self.games.put(g.game_id, g.page.stamped(g.ingested_at.astimezone(tz).isoformat()))
+                self.winners.put(g.game_id, g.page.winners)
 
     def _remember(self, game_id: str, raw: bytes) -> None:
         """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
@@ -226,7 +229,8 @@ class Service:
                 cached = self._compute_metrics()
             elif self._stale(cached) and not self._refreshing:
                 self._refreshing = True
-                threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True).start()
+                self._refresher = threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True)
+                self._refresher.start()
             return cached.metrics
 
     def _stale(self, cached: _Figures) -> bool:
@@ -250,7 +254,9 @@ class Service:
         try:
             fresh = None
             fresh = self._figures()
-        except Exception:  # the figures stay as they were; the next write tries again
+            if self.prepare_figures is not None:
+                self.prepare_figures(fresh.metrics)
+        except Exception:  # the figures stay as they were (or are served unprepared); the next write tries again
             log.exception("recomputing the players' figures failed")
         finally:
             with self._metrics_lock:

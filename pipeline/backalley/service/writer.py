@@ -18,10 +18,13 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+
+import pyarrow as pa
 
 from backalley.ingest import Session
 from backalley.rows import Built
-from backalley.service.fresh import FreshTables
+from backalley.service.fresh import Page
 from backalley.sources import Item
 from backalley.store import Store
 
@@ -36,16 +39,25 @@ GROUP_RECORDS = 2_048
 class _Upload:
     items: list[Item]
     built: dict[int, Built]
+    pages: dict[int, Page | None]
     progress: Callable[[int], None] | None
     fates: list[tuple[str, str]] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None
 
 
-#: ``stored(games, tables)``: after a group is committed, before its uploads are answered, the
-#: ``(game_id, raw text)`` of every game it stored and the tables of (at most) the newest
-#: ``keep`` of them (:class:`~backalley.service.fresh.FreshTables`).
-Stored = Callable[[list[tuple[str, bytes]], FreshTables], None]
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """A game a group has just stored: its id, raw text, time of the ingest and pages' data (if computed)."""
+
+    game_id: str
+    raw: bytes
+    ingested_at: datetime | None
+    page: Page | None
+
+
+#: ``stored(games)``: after a group is committed, before its uploads are answered, every game it stored.
+Stored = Callable[[list[StoredGame]], None]
 
 
 class Writer:
@@ -56,24 +68,29 @@ class Writer:
         after: Callable[[], None],
         memory_limit: str,
         stored: Stored | None = None,
-        keep: int = 0,
     ) -> None:
         self.store = store
         self.memory_limit = memory_limit
         self.lock = lock
         self.after = after
         self.stored = stored
-        self.keep = keep
         self.session: Session | None = None
         self.queue: queue.Queue[_Upload | None] = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="backalley-writer", daemon=True)
         self.thread.start()
 
     def write(
-        self, items: list[Item], built: list[Built], progress: Callable[[int], None] | None = None
+        self,
+        items: list[Item],
+        built: list[Built],
+        progress: Callable[[int], None] | None = None,
+        pages: list[Page | None] | None = None,
     ) -> list[tuple[str, str]]:
-        """Store ``items`` (with their rows) and wait; the ``(fate, message)`` of each, in order."""
-        up = _Upload(items, {id(it): b for it, b in zip(items, built, strict=True)}, progress)
+        """Store ``items`` (with their rows, and pages' data if computed) and wait; the ``(fate, message)``
+        of each, in order."""
+        keyed = {id(it): b for it, b in zip(items, built, strict=True)}
+        paged = {} if pages is None else {id(it): p for it, p in zip(items, pages, strict=True)}
+        up = _Upload(items, keyed, paged, progress)
         self.queue.put(up)
         up.done.wait()
         if up.error is not None:
@@ -138,16 +155,22 @@ class Writer:
     def _commit(self, group: list[_Upload]) -> None:
         owner = {id(it): up for up in group for it in up.items}
         built = {k: b for up in group for k, b in up.built.items()}
-        games: list[tuple[str, bytes]] = []
-        tables = FreshTables(self.keep)
+        games: list[tuple[str, Item]] = []
+        times: dict[str, datetime] = {}
 
         def fate(item: Item, what: str, message: str) -> None:
             up = owner[id(item)]
             up.fates.append((what, message))
             if what == "stored" and (gid := built[id(item)].game_id) is not None:
-                games.append((gid, item.raw))
+                games.append((gid, item))
             if up.progress is not None:
                 up.progress(len(up.fates))
+
+        def tables(written: dict[str, pa.Table]) -> None:  # the time each stored game was ingested at
+            g = written.get("g_games")
+            if g is not None and g.num_rows:
+                names, at = g.column("game_id").to_pylist(), g.column("ingested_at").to_pylist()
+                times.update(zip(names, at, strict=True))
 
         with self.lock:
             if self.session is None or self.session.failed:
@@ -156,7 +179,7 @@ class Writer:
                 )
             try:
                 self.session.store_group(
-                    [it for up in group for it in up.items], fate, build=lambda it: built[id(it)], tables=tables.add
+                    [it for up in group for it in up.items], fate, build=lambda it: built[id(it)], tables=tables
                 )
             except BaseException:
                 for up in group:
@@ -164,7 +187,8 @@ class Writer:
                 raise
             self.after()
         if self.stored is not None and games:
+            kept = [StoredGame(gid, it.raw, times.get(gid), owner[id(it)].pages.get(id(it))) for gid, it in games]
             try:
-                self.stored(games, tables)
+                self.stored(kept)
             except Exception:  # what the pages keep in memory: they read the store instead
                 log.exception("keeping the pages of %d stored games failed", len(games))
