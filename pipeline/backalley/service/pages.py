@@ -123,7 +123,16 @@ def game(game_id: str, request: Request) -> HTMLResponse:
         found = svc.game_data(cur, game_id)
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
-    return render("game.html", g=found)
+    return game_page(found)
+
+
+def game_page(found: dict[str, Any]) -> HTMLResponse:
+    """The game page of what :func:`backalley.service.data.game` says of a game."""
+    # Each dealing's line and its sides by name, for the table's rows to look up (a filter in the
+    # template for each row and side took some 6 ms a page).
+    lines = {line["deal"]: line for line in (found.get("by_side") or {}).get("deals", [])}
+    sides = {n: {r["side"]: r for r in line["sides"]} for n, line in lines.items()}
+    return render("game.html", g=found, lines=lines, line_sides=sides)
 
 
 @router.get("/games/{game_id}/deals/{n}", response_class=HTMLResponse)
