@@ -149,8 +149,10 @@ def test_uploads_stored_together_each_get_their_own_fate_and_a_bad_one_loses_not
 
 
 def test_record_cache_keeps_the_newest_within_its_budget() -> None:
+    import random
+
     cache = RecordCache(budget=3_000)
-    texts = {f"g{k}": (f"{k}" * 5_000).encode() + bytes(range(256)) for k in range(10)}
+    texts = {f"g{k}": random.Random(k).randbytes(1_000) for k in range(10)}  # about 1 kB compressed
     loads: list[str] = []
 
     def load(gid: str) -> bytes | None:
@@ -165,6 +167,10 @@ def test_record_cache_keeps_the_newest_within_its_budget() -> None:
     assert cache.get("g0", load) == texts["g0"] and loads == ["g0"]
     assert cache.get("nope", load) is None and "nope" not in [k for k in cache._entries]
     assert len(RecordCache(0)) == 0
+    packed = RecordCache(budget=10_000, pack=lambda t: t[::-1], unpack=lambda e: e[::-1])
+    packed.put("a", b"abc")
+    packed.put_packed("b", b"fed")
+    assert packed._entries == {"a": b"cba", "b": b"fed"} and packed.get("b", load) == b"def"
 
 
 def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Path) -> None:

@@ -19,10 +19,13 @@ for. Here a worker process computes it right after the replay, from the
   :func:`backalley.outcomes.figures_from_rows`,
   :func:`backalley.outcomes.deal_lines`).
 
-The time of the ingest (``ingested_at``) is not known yet: the JSON holds
-``null`` there, and :meth:`Page.stamped` puts in the writer's time once the
-game is stored. A test keeps a page equal, byte for byte, to what the file
-answers for the same game, on every ruleset and option set and on faulty games.
+The worker also compresses the JSON (a zstd frame, as the service's cache
+keeps it). The time of the ingest (``ingested_at``) is not known yet: the JSON
+holds ``null`` there; the writer prefixes the cache entry with its time once
+the game is stored (:meth:`Page.entry`), and :func:`unpack_page` puts it in
+when the page is read. A test keeps a page equal, byte for byte, to what the
+file answers for the same game, on every ruleset and option set and on faulty
+games.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
+from backalley import raw as raw_codec
 from backalley.outcomes import deal_lines, figures_from_rows
 from backalley.rows import (
     CARD_CODES,
@@ -63,19 +67,32 @@ _NO_TRUMP = len(SUIT_CODES) - 1
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """A stored game's page data as JSON: :func:`backalley.service.data.game` and its trick winners."""
+    """A stored game's page data as JSON in zstd frames: :func:`backalley.service.data.game` and its
+    trick winners."""
 
     #: What :func:`~backalley.service.data.game` says, with ``"ingested_at":null``.
     game: bytes
     #: ``[[deal, trick, winner], ...]``, as the service caches :func:`~backalley.service.data.trick_winners`.
     winners: bytes
 
-    def stamped(self, ingested_at: str) -> bytes:
-        """:attr:`game` with the time of the ingest (ISO 8601, as the file answers it).
+    def entry(self, ingested_at: str) -> bytes:
+        """The cache entry of :attr:`game` ingested at ``ingested_at`` (ISO 8601, as the file answers it)."""
+        return ingested_at.encode("ascii") + b"\n" + self.game
 
-        ``"ingested_at":null`` appears once: a key, not inside a string value, where its
-        quotes would be escaped."""
-        return self.game.replace(_STAMP, b'"ingested_at":' + orjson.dumps(ingested_at), 1)
+
+def pack_page(text: bytes) -> bytes:
+    """The cache entry of a game's page data read from the file (its time is in it)."""
+    return b"\n" + raw_codec.compress(text)
+
+
+def unpack_page(entry: bytes) -> bytes:
+    """The page data of a cache entry (:meth:`Page.entry`, :func:`pack_page`), with its time of ingest.
+
+    ``"ingested_at":null`` appears once in the JSON: as a key, not inside a string value,
+    where its quotes would be escaped."""
+    stamp, _, frame = entry.partition(b"\n")
+    text = raw_codec.decompress(frame)
+    return text.replace(_STAMP, b'"ingested_at":' + orjson.dumps(stamp.decode("ascii")), 1) if stamp else text
 
 
 @dataclass(slots=True)
@@ -241,7 +258,7 @@ def page(item: Item, built: Built, zone_name: str) -> Page | None:
     count = data.deal_count(item.raw)
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
     winners = orjson.dumps([list(w) for w in rows.winners])
-    return Page(orjson.dumps(game), winners)
+    return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(winners))
 
 
-__all__ = ["Page", "ViewRows", "page", "view_rows", "zone"]
+__all__ = ["Page", "ViewRows", "pack_page", "page", "unpack_page", "view_rows", "zone"]

@@ -26,7 +26,7 @@ import orjson
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
-from backalley.service.fresh import zone
+from backalley.service.fresh import pack_page, unpack_page, zone
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import StoredGame, Writer
@@ -84,7 +84,7 @@ class Service:
         self.replays = Replays(self.settings.workers, self.zone)
         self.records = RecordCache(self.settings.record_cache)
         #: What :func:`backalley.service.data.game` says of a game, as JSON (it never changes either).
-        self.games = RecordCache(self.settings.record_cache // 2)
+        self.games = RecordCache(self.settings.record_cache // 2, pack_page, unpack_page)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit, self._stored)
@@ -180,18 +180,22 @@ class Service:
         """
         tz = zone(self.zone)
         for g in games:
-            self._remember(g.game_id, g.raw)
+            self._remember(g.game_id, g.raw, g.raw_zstd)
             if g.page is not None and g.ingested_at is not None:
-                self.games.put(g.game_id, g.page.stamped(g.ingested_at.astimezone(tz).isoformat()))
-                self.winners.put(g.game_id, g.page.winners)
+                self.games.put_packed(g.game_id, g.page.entry(g.ingested_at.astimezone(tz).isoformat()))
+                self.winners.put_packed(g.game_id, g.page.winners)
 
-    def _remember(self, game_id: str, raw: bytes) -> None:
-        """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only)."""
+    def _remember(self, game_id: str, raw: bytes, raw_zstd: bytes = b"") -> None:
+        """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only); ``raw_zstd``
+        is the same text compressed, if the worker did it."""
         try:
-            raw.decode("utf-8")
+            raw.isascii() or raw.decode("utf-8")
         except UnicodeDecodeError:
             return
-        self.records.put(game_id, raw)
+        if raw_zstd:
+            self.records.put_packed(game_id, raw_zstd)
+        else:
+            self.records.put(game_id, raw)
 
     def submit(self, items: list[Item]) -> Job:
         """Store ``items`` in the background (one job at a time, in order of submission)."""

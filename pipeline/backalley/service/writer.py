@@ -48,10 +48,12 @@ class _Upload:
 
 @dataclass(frozen=True, slots=True)
 class StoredGame:
-    """A game a group has just stored: its id, raw text, time of the ingest and pages' data (if computed)."""
+    """A game a group has just stored: its id, raw text (and compressed, if the worker did), time of the
+    ingest and pages' data (if computed)."""
 
     game_id: str
     raw: bytes
+    raw_zstd: bytes
     ingested_at: datetime | None
     page: Page | None
 
@@ -187,7 +189,10 @@ class Writer:
                 raise
             self.after()
         if self.stored is not None and games:
-            kept = [StoredGame(gid, it.raw, times.get(gid), owner[id(it)].pages.get(id(it))) for gid, it in games]
+            kept = [
+                StoredGame(gid, it.raw, built[id(it)].raw_zstd, times.get(gid), owner[id(it)].pages.get(id(it)))
+                for gid, it in games
+            ]
             try:
                 self.stored(kept)
             except Exception:  # what the pages keep in memory: they read the store instead
