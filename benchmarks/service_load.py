@@ -19,7 +19,11 @@ Afterwards the service is stopped and the database checked: every game stored
 once, games + rejects = records sent.
 
 Reports records/s accepted through the API and read latency (p50, p95) per
-page kind, on the terminal and in ``benchmarks/service_load.json``.
+page kind, on the terminal and in ``benchmarks/service_load.json``, with the CPU
+time the service took while the uploads ran (its own process, and its worker
+processes), in all and per record sent: on a shared machine, whose load moves
+the records/s by a tenth or more from run to run, the CPU a record costs is the
+steadier figure.
 """
 
 from __future__ import annotations
@@ -116,6 +120,34 @@ class Server:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(timeout=120)
+
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of the service's process and of the processes under it (its workers)."""
+        return {"service": _cpu(self.proc.pid), "workers": sum(_cpu(p) for p in _descendants(self.proc.pid))}
+
+
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/PID/stat`` after the command's name (``[]`` once the process is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def _cpu(pid: int) -> float:
+    f = _stat(pid)
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK") if f else 0.0
+
+
+def _descendants(pid: int) -> list[int]:
+    parent = {int(p): int(f[1]) for p in os.listdir("/proc") if p.isdigit() and (f := _stat(int(p)))}
+    out, todo = [], [pid]
+    while todo:
+        of = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == of]
+        out += kids
+        todo += kids
+    return out
 
 
 def uploader(
@@ -228,34 +260,39 @@ def main() -> None:
     for i in range(0, len(lines), args.batch):
         batches.put(lines[i : i + args.batch])
     server = Server(db, args.work)
-    done: list[tuple[int, dict[str, int]]] = []
-    errors: list[str] = []
-    lat: dict[str, list[float]] = {}
     stop = threading.Event()
-    stored: list[tuple[str, int]] = []  # the games stored so far (readers wait for the first)
-    readers = [
-        threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k, args.read_interval))
-        for k in range(args.readers)
-    ]
-    uploaders = [
-        threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
-        for _ in range(args.uploaders)
-    ]
-    load_before = os.getloadavg()  # the machine is shared: its load goes next to the figures
-    t0 = time.perf_counter()
-    for t in uploaders:
-        t.start()
+    try:  # the server is stopped whatever happens here: it must not outlive the benchmark
+        done: list[tuple[int, dict[str, int]]] = []
+        errors: list[str] = []
+        lat: dict[str, list[float]] = {}
+        stored: list[tuple[str, int]] = []  # the games stored so far (readers wait for the first)
+        readers = [
+            threading.Thread(target=reader, args=(server.port, stored, stop, lat, errors, k, args.read_interval))
+            for k in range(args.readers)
+        ]
+        uploaders = [
+            threading.Thread(target=uploader, args=(server.port, batches, done, stored, errors))
+            for _ in range(args.uploaders)
+        ]
+        load_before = os.getloadavg()  # the machine is shared: its load goes next to the figures
+        cpu_before = server.cpu()
+        t0 = time.perf_counter()
+        for t in uploaders:
+            t.start()
 
-    for t in readers:
-        t.start()
-    for t in uploaders:
-        t.join()
-    seconds = time.perf_counter() - t0
-    load_after = os.getloadavg()
-    stop.set()
-    for t in readers:
-        t.join()
-    server.stop()
+        for t in readers:
+            t.start()
+        for t in uploaders:
+            t.join()
+        seconds = time.perf_counter() - t0
+        cpu = {k: v - cpu_before[k] for k, v in server.cpu().items()}
+        load_after = os.getloadavg()
+        stop.set()
+        for t in readers:
+            t.join()
+    finally:
+        stop.set()
+        server.stop()
     con = duckdb.connect(str(db), read_only=True)
     games, distinct = con.execute("SELECT count(*), count(DISTINCT game_id) FROM games").fetchall()[0]
     rejects = con.execute("SELECT count(*) FROM rejects").fetchall()[0][0]
@@ -279,6 +316,8 @@ def main() -> None:
         },
         "seconds": round(seconds, 2),
         "records_per_s": round(sent / seconds, 1),
+        "service_cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "service_cpu_ms_per_record": {k: round(1000 * v / sent, 2) for k, v in cpu.items()},
         "fates": fates,
         "games_stored": games,
         "rejects": rejects,

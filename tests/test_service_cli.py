@@ -64,3 +64,29 @@ def test_tokens_file(tmp_path: Path) -> None:
         read_tokens_file(f)
     result = runner.invoke(app, ["serve", "--tokens", str(tmp_path / "missing"), "--db", str(tmp_path / "x.duckdb")])
     assert result.exit_code == 2 and "cannot read the tokens file" in result.output
+
+
+def test_serve_freezes_what_start_up_made_and_collects_rarely(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import uvicorn
+
+    from backalley.service import serve
+    from backalley.service.settings import Settings
+    from backalley.validate import GC_THRESHOLD
+
+    seen: dict[str, object] = {}
+
+    def run(app: object, **kwargs: object) -> None:  # what the service runs with, instead of running it
+        seen.update(app=app, threshold=gc.get_threshold(), frozen=gc.get_freeze_count(), **kwargs)
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    threshold = gc.get_threshold()
+    try:
+        serve(Settings(db=tmp_path / "gc.duckdb"), port=8123)
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+    assert seen["threshold"] == (GC_THRESHOLD, 50, 100) and seen["port"] == 8123
+    assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000  # the modules, the app, the templates
+    seen["app"].state.service.close()  # type: ignore[attr-defined]
