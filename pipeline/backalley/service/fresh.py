@@ -115,134 +115,137 @@ def zone(name: str) -> tzinfo:
     return ZoneInfo(name)
 
 
-def _name(codes: tuple[Any, ...], code: int | None) -> Any:
-    """The view's ``codes[code + 1]``: NULL for a NULL code or one past the list (codes are never negative)."""
-    return None if code is None or not 0 <= code < len(codes) else codes[code]
+#: The view's ``codes[code + 1]`` as a look-up: NULL for a NULL code or one past the list (codes are
+#: never negative).
+_Names = dict[int | None, Any]
+_SEAT: _Names = dict(enumerate(SEAT_CODES))
+_CARD: _Names = dict(enumerate(CARD_CODES))
+_SUIT: _Names = dict(enumerate(SUIT_CODES))
+_KIND: _Names = dict(enumerate(CONTRACT_KINDS))
+_SIDE: _Names = dict(enumerate(SIDE_NAMES))
+_BOOL: _Names = {0: False, 1: True}
+#: The deal fields :func:`view_rows` reads, in :data:`~backalley.rows.DEAL_INTS` order (its first nine and last).
+_DEAL_HEAD: tuple[str, ...] = ("number", "hand_size", "dealer", "trump_card", "trump", "joker_swap_seat")
+_DEAL_HEAD += ("joker_swap_drawn", "pass_out", "opening_leader")
+assert DEAL_INTS[: len(_DEAL_HEAD)] == _DEAL_HEAD and DEAL_INTS[-1] == "tricks"
+assert SIDE_INTS[:2] == ("side", "contract_kind") and SIDE_INTS[7] == "made"
+_NO_SIDE = (None,) * 8
 
 
 def _unpack(packed: bytes, nulls: bytes, width: int) -> list[list[int | None]]:
     """Packed int64 rows (native order, as :mod:`backalley.rows` packs them), NULLs as ``None``."""
     ints: list[int | None] = list(memoryview(packed).cast("q").tolist())
-    out = [ints[k : k + width] for k in range(0, len(ints), width)]
     if nulls:
-        for r, row in enumerate(out):
-            for k in range(width):
-                if nulls[r * width + k]:
-                    row[k] = None
-    return out
-
-
-def _bool(v: int | None) -> bool | None:
-    return None if v is None else bool(v)
+        ints = [None if null else x for x, null in zip(ints, nulls, strict=True)]
+    return [ints[k : k + width] for k in range(0, len(ints), width)]
 
 
 def _side(row: list[int | None], gid: str, deal: int) -> tuple[Any, ...]:
-    s = _S
-    return (
-        gid,
-        deal,
-        _name(SIDE_NAMES, row[s["side"]]),
-        _name(CONTRACT_KINDS, row[s["contract_kind"]]),
-        row[s["contract"]],
-        row[s["multiplier"]],
-        row[s["board_level"]],
-        row[s["tricks"]],
-        row[s["points"]],
-        _bool(row[s["made"]]),
-        row[s["recorded_tricks"]],
-        row[s["recorded_points"]],
-    )
+    """A ``deal_sides`` row (:data:`backalley.outcomes.LINE_SIDE_COLUMNS`) of a packed side row."""
+    side, kind, contract, multiplier, level, tricks, points, made, rt, rp = row
+    made_bool = None if made is None else bool(made)
+    return (gid, deal, _SIDE.get(side), _KIND.get(kind), contract, multiplier, level, tricks, points, made_bool, rt, rp)
 
 
-def _team(side: tuple[Any, ...] | None, prefix: str) -> dict[str, Any]:
-    """The deals view's columns of one team from its ``deal_sides`` row (all NULL without one)."""
+def _team(side: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """The deals view's eight columns of one team from its ``deal_sides`` row (all NULL without one):
+    contract kind, contract (NULL for a board), board level, tricks, points, made, recorded tricks and points."""
     if side is None:
-        kind = contract = level = None
-        tricks = points = made = rt = rp = None
-    else:
-        _, _, _, kind, contract, _, level, tricks, points, made, rt, rp = side
-        contract = None if kind == CONTRACT_KINDS[0] else contract
-    t = prefix
-    return {
-        f"{t}_contract_kind": kind,
-        f"{t}_contract": contract,
-        f"{t}_board_level": level,
-        f"tricks_{t}": tricks,
-        f"points_{t}": points,
-        f"{t}_made": made,
-        f"recorded_tricks_{t}": rt,
-        f"recorded_points_{t}": rp,
-    }
+        return _NO_SIDE
+    _, _, _, kind, contract, _, level, tricks, points, made, rt, rp = side
+    return (kind, None if kind == CONTRACT_KINDS[0] else contract, level, tricks, points, made, rt, rp)
 
 
 def _deal_row(n: int, v: list[int | None], ns: tuple[Any, ...] | None, ew: tuple[Any, ...] | None) -> dict[str, Any]:
     """One row of the ``deals`` view (:data:`backalley.service.data.DEAL_COLUMNS`, in that order)."""
-    d = _D
-    trump = v[d["trump"]]
-    found: dict[str, Any] = {
+    number, hand_size, dealer, trump_card, trump, swap_seat, swap_drawn, pass_out, _ = v[: len(_DEAL_HEAD)]
+    n_kind, n_contract, n_level, n_tricks, n_points, n_made, n_rt, n_rp = _team(ns)
+    e_kind, e_contract, e_level, e_tricks, e_points, e_made, e_rt, e_rp = _team(ew)
+    return {
         "deal": n,
-        "number": v[d["number"]],
-        "hand_size": v[d["hand_size"]],
-        "dealer": _name(SEAT_CODES, v[d["dealer"]]),
-        "trump_card": _name(CARD_CODES, v[d["trump_card"]]),
-        "trump_suit": _name(SUIT_CODES, trump),
+        "number": number,
+        "hand_size": hand_size,
+        "dealer": _SEAT.get(dealer),
+        "trump_card": _CARD.get(trump_card),
+        "trump_suit": _SUIT.get(trump),
         "no_trump": None if trump is None else trump == _NO_TRUMP,
-        "joker_swap_seat": _name(SEAT_CODES, v[d["joker_swap_seat"]]),
-        "joker_swap_drawn": _name(CARD_CODES, v[d["joker_swap_drawn"]]),
-        "pass_out": _bool(v[d["pass_out"]]),
-        **_team(ns, "ns"),
-        **_team(ew, "ew"),
+        "joker_swap_seat": _SEAT.get(swap_seat),
+        "joker_swap_drawn": _CARD.get(swap_drawn),
+        "pass_out": _BOOL.get(pass_out),
+        "ns_contract_kind": n_kind,
+        "ns_contract": n_contract,
+        "ns_board_level": n_level,
+        "ew_contract_kind": e_kind,
+        "ew_contract": e_contract,
+        "ew_board_level": e_level,
+        "tricks_ns": n_tricks,
+        "tricks_ew": e_tricks,
+        "points_ns": n_points,
+        "points_ew": e_points,
+        "ns_made": n_made,
+        "ew_made": e_made,
+        "recorded_tricks_ns": n_rt,
+        "recorded_tricks_ew": e_rt,
+        "recorded_points_ns": n_rp,
+        "recorded_points_ew": e_rp,
     }
-    return {k: found[k] for k in data.DEAL_COLUMNS}
 
 
-def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
-    """The rows the store's views give of this game once it is stored (``ingested_at`` NULL)."""
-    gid = built.game_id
+def _game_rows(item: Item, built: Built, zone_name: str) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The game's rows of ``games``: as a page shows it (``ingested_at`` NULL), and as its figures read it."""
     g = built.game
-    tz = zone(zone_name)
     columns: list[Any] = []
     for name in data.GAME_COLUMNS:
         if name in _FROM_INPUT:
             columns.append(None if name == "ingested_at" else getattr(item, name))
         else:
             columns.append(g[_G[name]])
-    played = columns[data.GAME_COLUMNS.index("played_at")]
+    played = columns[_PLAYED_AT]
     if isinstance(played, datetime):
-        columns[data.GAME_COLUMNS.index("played_at")] = played.astimezone(tz)
-    figure_game = (gid, *(g[_G[f]] for f in ("status", "ruleset", "options", "winner")))
-    figure_game += tuple(g[_G[f"player_{s}"]] for s in "nesw")
-    rows = ViewRows([tuple(columns)], [figure_game], [tuple(s) for s in built.game_sides], [], [], [], [], [])
+        columns[_PLAYED_AT] = played.astimezone(zone(zone_name))
+    figure_game = (built.game_id, *(g[_G[f]] for f in ("status", "ruleset", "options", "winner")))
+    return tuple(columns), figure_game + tuple(g[_G[f"player_{s}"]] for s in "nesw")
+
+
+_PLAYED_AT = data.GAME_COLUMNS.index("played_at")
+_LEADER = _DEAL_HEAD.index("opening_leader")
+
+
+def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
+    """The rows the store's views give of this game once it is stored (``ingested_at`` NULL)."""
+    gid = str(built.game_id)
+    game_row, figure_game = _game_rows(item, built, zone_name)
+    rows = ViewRows([game_row], [figure_game], [tuple(s) for s in built.game_sides], [], [], [], [], [])
     rows.violations = [(gid, *v[1:]) for v in sorted(built.violations, key=lambda v: v[1])]
     nsides = max(built.nsides, 1)
-    sides = _unpack(built.sides, built.side_nulls, _NS)
     per_deal: dict[int, dict[str | None, tuple[Any, ...]]] = {}
-    for r, row in enumerate(sides):
-        side = _side(row, str(gid), r // nsides + 1)
+    for r, row in enumerate(_unpack(built.sides, built.side_nulls, _NS)):
+        side = _side(row, gid, r // nsides + 1)
         rows.line_sides.append(side)
         per_deal.setdefault(side[1], {})[side[2]] = side
+    winners = [_SEAT.get(w) for w in built.winners]
     trick = 0
     for k, v in enumerate(_unpack(built.deals, built.deal_nulls, _ND)):
         n = k + 1
         teams = per_deal.get(n, {})
-        rows.deals.append(_deal_row(n, v, teams.get(SIDE_NAMES[0]), teams.get(SIDE_NAMES[1])))
-        d = _D
-        rows.line_deals.append(
-            (
-                gid,
-                n,
-                v[d["number"]],
-                v[d["hand_size"]],
-                _name(SEAT_CODES, v[d["dealer"]]),
-                _name(CARD_CODES, v[d["trump_card"]]),
-                _name(SUIT_CODES, v[d["trump"]]),
-                _bool(v[d["pass_out"]]),
-                _name(SEAT_CODES, v[d["opening_leader"]]),
-            )
+        d = _deal_row(n, v, teams.get(SIDE_NAMES[0]), teams.get(SIDE_NAMES[1]))
+        rows.deals.append(d)
+        leader = _SEAT.get(v[_LEADER])
+        line = (
+            gid,
+            n,
+            d["number"],
+            d["hand_size"],
+            d["dealer"],
+            d["trump_card"],
+            d["trump_suit"],
+            d["pass_out"],
+            leader,
         )
-        for t in range(1, (v[d["tricks"]] or 0) + 1):
-            rows.winners.append((n, t, _name(SEAT_CODES, built.winners[trick])))
-            trick += 1
+        rows.line_deals.append(line)
+        count = v[-1] or 0
+        rows.winners += [(n, t, winners[trick + t - 1]) for t in range(1, count + 1)]
+        trick += count
     return rows
 
 
