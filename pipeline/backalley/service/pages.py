@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
@@ -40,10 +41,22 @@ def contract(kind: Any, value: Any, level: Any) -> str:
     return "—" if value is None else str(value)
 
 
+def cardspan(card: Any, fault: str | None = None) -> Markup:
+    """A card as the deal viewer draws it: its text in its colour, outlined with the codes of its faults
+    as its title (every piece of record text escaped). A function, not a template macro: a deal page
+    draws some ninety cards, and a macro call cost about 20 µs of the page's 4–5 ms."""
+    title = Markup(' title="{}"').format(fault) if fault else ""
+    fault_class = " fault" if fault else ""
+    return Markup('<span class="c {}{}"{}>{}</span>').format(
+        data.card_color(card), fault_class, title, data.card_text(card)
+    )
+
+
 TEMPLATES.filters["u"] = lambda v: quote(str(v), safe="")
 TEMPLATES.filters["card"] = data.card_text
 TEMPLATES.filters["color"] = data.card_color
 TEMPLATES.globals["contract"] = contract
+TEMPLATES.globals["cardspan"] = cardspan
 
 
 def csp(nonce: str | None = None) -> str:
