@@ -270,3 +270,24 @@ def test_refreshed_figures_come_with_their_index_page_rendered(tmp_path: Path, m
         assert page == real(fresh, pages.page_files(fresh.players["player"].to_list()))
     finally:
         svc.close()
+
+
+def test_the_workers_send_an_uploaded_game_compressed_and_the_service_keeps_that_frame(tmp_path: Path) -> None:
+    """The replay of an upload compresses a game's raw text once, in the worker, as ``build_item`` does for
+    ``ingest``; the store and the record cache take that frame (nothing is compressed again in the service)."""
+    from backalley import raw as raw_codec
+    from backalley.rows import build_item
+    from backalley.service.replays import build_and_report
+
+    game, not_json = item("z-1"), Item("upload", 2, b"{not json")
+    built, report = build_and_report(game)
+    assert raw_codec.decompress(built.raw_zstd) == game.raw and report["valid"]
+    assert built.raw_zstd == build_item(game).raw_zstd and build_and_report(not_json)[0].raw_zstd == b""
+    svc = Service(Settings(db=tmp_path / "z.duckdb"))
+    try:
+        svc.upload([game])
+        assert svc.records._entries["z-1"] == built.raw_zstd
+        with svc.reader() as cur:
+            assert data.record_text(cur, "z-1") == game.raw
+    finally:
+        svc.close()

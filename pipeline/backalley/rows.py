@@ -312,7 +312,11 @@ def _fast_team(v: FastTeamInts | Any) -> tuple[int | None, int | None]:
 
 def build_item(item: Item) -> Built:
     """Decode, replay and turn one input into row data, its raw text compressed; never raises on bad content."""
-    built = _build_item(item)
+    return with_raw(_build_item(item), item)
+
+
+def with_raw(built: Built, item: Item) -> Built:
+    """``built`` with ``item``'s raw text compressed if it is a game (to be stored), as a worker sends it."""
     if built.reject is None and built.game_id is not None:
         built.raw_zstd = raw_codec.compress(item.raw)
     return built
@@ -748,5 +752,6 @@ __all__ = [
     "checked_ruleset",
     "content_hash",
     "oversized",
+    "with_raw",
     "worker_init",
 ]

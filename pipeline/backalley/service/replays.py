@@ -17,7 +17,7 @@ from typing import Any
 
 from backalley.record import fast_decode
 from backalley.replay import replay_checked
-from backalley.rows import Built, build_game, build_item, content_hash
+from backalley.rows import Built, build_game, build_item, content_hash, with_raw
 from backalley.service.fresh import Page, page
 from backalley.sources import Item
 from backalley.validate import check_item, tune_gc
@@ -33,7 +33,7 @@ def build_and_report(item: Item) -> tuple[Built, Report]:
     rec = fast_decode(item.raw) if item.read_error is None else None
     if rec is not None:
         r = replay_checked(rec)
-        return build_game(rec, r, content_hash(item.raw)), r.report(item.source, item.line)
+        return with_raw(build_game(rec, r, content_hash(item.raw)), item), r.report(item.source, item.line)
     return build_item(item), report(item)
 
 
