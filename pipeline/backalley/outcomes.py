@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from backalley.cards import SEATS, TEAMS
+from backalley.rows import GAME_SIDE_FIELDS, SIDE_INTS
 from backalley.rules import RulesetError, find_ruleset
 
 if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
@@ -147,7 +148,7 @@ FIGURE_GAME_COLUMNS = (
     "player_s",
     "player_w",
 )
-FIGURE_SIDE_COLUMNS = ("game_id", "side", "score", "recorded_score")
+FIGURE_SIDE_COLUMNS = GAME_SIDE_FIELDS
 #: The columns of ``deals`` and ``deal_sides`` a dealing's line is made of (``game_id`` first).
 LINE_DEAL_COLUMNS = (
     "game_id",
@@ -160,20 +161,7 @@ LINE_DEAL_COLUMNS = (
     "pass_out",
     "opening_leader",
 )
-LINE_SIDE_COLUMNS = (
-    "game_id",
-    "deal",
-    "side",
-    "contract_kind",
-    "contract",
-    "multiplier",
-    "board_level",
-    "tricks",
-    "points",
-    "made",
-    "recorded_tricks",
-    "recorded_points",
-)
+LINE_SIDE_COLUMNS = ("game_id", "deal", *SIDE_INTS)  # the deal_sides view names its columns as the rows pack them
 
 
 def games_figures(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, GameFigures]:
