@@ -93,14 +93,18 @@ def test_games_read_together_equal_each_read_alone(tmp_path: Path) -> None:
 
 def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_path: Path) -> None:
     """What the service keeps in memory of the games it has just stored is computed by the workers from
-    the rows they built (``service/fresh.py``), without the database; for every ruleset and option set,
-    and faulty games, it must be byte for byte what the file answers for the same games, and only the
-    last ``PREPARE_PAGES`` games of an upload get it."""
+    the rows they built (``service/fresh.py``), without the database; for every registered ruleset and
+    option set, and faulty games, it must be byte for byte what the file answers for the same games, and
+    only the last ``PREPARE_PAGES`` games of an upload get it."""
+    import random
+
     import orjson
 
+    from backalley.rules import all_rulesets
     from backalley.service import data, state
     from backalley.service.settings import Settings
     from backalley.service.state import Service
+    from backalley.simulate import make_record, player_pool
     from backalley.sources import Item
 
     bodies = [simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")]]
@@ -108,6 +112,11 @@ def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_
     args = ["simulate", "-n", "30", "--seed", "9", "--faults", "0.5", "-w", "1", "-o", str(faulty)]
     assert runner.invoke(app, args).exit_code == 0
     lines = [x for body in bodies for x in body.splitlines()] + faulty.read_bytes().splitlines()
+    pool = player_pool(8)
+    lines += [  # and one game of every registered ruleset and option set
+        json.dumps(make_record(f"every-{k}", random.Random(k), pool, k, rules=rules)).encode()
+        for k, rules in enumerate(all_rulesets())
+    ]
     items = [Item("upload", n, raw) for n, raw in enumerate(lines, 1)]
     state.PREPARE_PAGES, keep = 4, state.PREPARE_PAGES
     try:
@@ -122,6 +131,7 @@ def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_
             rest = svc.upload(items[:1] + items[20:])  # the first one again: a duplicate, no page
             stored = rest["fates"]["stored"]
             assert stored >= len(items) - 20 - 2  # a fault may make a line that is not a game
+            assert {f"every-{k}" for k in range(len(all_rulesets()))} <= set(svc.games._entries)
             kept = set(svc.games._entries)
             assert len(kept) == stored
             last = svc.upload([Item("again", 1, lines[-1]), *(Item("new", n, raw) for n, raw in enumerate(lines))])

@@ -24,8 +24,8 @@ keeps it). The time of the ingest (``ingested_at``) is not known yet: the JSON
 holds ``null`` there; the writer prefixes the cache entry with its time once
 the game is stored (:meth:`Page.entry`), and :func:`unpack_page` puts it in
 when the page is read. A test keeps a page equal, byte for byte, to what the
-file answers for the same game, on every ruleset and option set and on faulty
-games.
+file answers for the same game, on every registered ruleset and option set
+and on faulty games.
 """
 
 from __future__ import annotations
