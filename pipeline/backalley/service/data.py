@@ -311,6 +311,11 @@ Winners = dict[tuple[int, int], str]
 WinnersOf = Callable[["duckdb.DuckDBPyConnection", str], Winners]
 
 
+def winners_json(winners: Winners) -> bytes:
+    """:data:`Winners` as the service caches them: ``[[deal, trick, winner], ...]``."""
+    return orjson.dumps([[d, t, w] for (d, t), w in winners.items()])
+
+
 def trick_winners(cur: duckdb.DuckDBPyConnection, game_ids: list[str]) -> dict[str, Winners]:
     """The :data:`Winners` of each of ``game_ids`` (empty for a game not stored or without tricks)."""
     out: dict[str, Winners] = {gid: {} for gid in game_ids}

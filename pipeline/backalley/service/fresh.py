@@ -39,6 +39,7 @@ from zoneinfo import ZoneInfo
 import orjson
 
 from backalley import raw as raw_codec
+from backalley.cards import NO_TRUMP
 from backalley.outcomes import deal_lines, figures_from_rows
 from backalley.rows import (
     CARD_CODES,
@@ -55,14 +56,10 @@ from backalley.service import data
 from backalley.sources import Item
 
 _G = {f: k for k, f in enumerate(GAME_FIELDS)}
-_D = {f: k for k, f in enumerate(DEAL_INTS)}
-_S = {f: k for k, f in enumerate(SIDE_INTS)}
 _ND, _NS = len(DEAL_INTS), len(SIDE_INTS)
 #: The games columns of a page, by where each is found: the worker's game tuple, or the input.
 _FROM_INPUT = {"source", "line", "ingested_at"}
 _STAMP = b'"ingested_at":null'
-#: The code of no trump in the deals' ``trump`` (the views' ``no_trump``).
-_NO_TRUMP = len(SUIT_CODES) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +69,7 @@ class Page:
 
     #: What :func:`~backalley.service.data.game` says, with ``"ingested_at":null``.
     game: bytes
-    #: ``[[deal, trick, winner], ...]``, as the service caches :func:`~backalley.service.data.trick_winners`.
+    #: Its trick winners as the service caches them (:func:`~backalley.service.data.winners_json`).
     winners: bytes
 
     def entry(self, ingested_at: str) -> bytes:
@@ -106,7 +103,7 @@ class ViewRows:
     line_deals: list[tuple[Any, ...]]  # outcomes.LINE_DEAL_COLUMNS
     line_sides: list[tuple[Any, ...]]  # outcomes.LINE_SIDE_COLUMNS
     violations: list[tuple[Any, ...]]  # game_id, data.VIOLATION_COLUMNS
-    winners: list[tuple[int, int, str | None]]  # deal, trick, winner
+    winners: data.Winners
 
 
 @lru_cache(maxsize=8)
@@ -123,7 +120,6 @@ _CARD: _Names = dict(enumerate(CARD_CODES))
 _SUIT: _Names = dict(enumerate(SUIT_CODES))
 _KIND: _Names = dict(enumerate(CONTRACT_KINDS))
 _SIDE: _Names = dict(enumerate(SIDE_NAMES))
-_BOOL: _Names = {0: False, 1: True}
 #: The deal fields :func:`view_rows` reads, in :data:`~backalley.rows.DEAL_INTS` order (its first nine and last).
 _DEAL_HEAD: tuple[str, ...] = ("number", "hand_size", "dealer", "trump_card", "trump", "joker_swap_seat")
 _DEAL_HEAD += ("joker_swap_drawn", "pass_out", "opening_leader")
@@ -140,10 +136,15 @@ def _unpack(packed: bytes, nulls: bytes, width: int) -> list[list[int | None]]:
     return [ints[k : k + width] for k in range(0, len(ints), width)]
 
 
+def _bool(v: int | None) -> bool | None:
+    """A BOOLEAN column of a packed int, as the store's tables take it (any non-zero is true)."""
+    return None if v is None else bool(v)
+
+
 def _side(row: list[int | None], gid: str, deal: int) -> tuple[Any, ...]:
     """A ``deal_sides`` row (:data:`backalley.outcomes.LINE_SIDE_COLUMNS`) of a packed side row."""
     side, kind, contract, multiplier, level, tricks, points, made, rt, rp = row
-    made_bool = None if made is None else bool(made)
+    made_bool = _bool(made)
     return (gid, deal, _SIDE.get(side), _KIND.get(kind), contract, multiplier, level, tricks, points, made_bool, rt, rp)
 
 
@@ -168,10 +169,10 @@ def _deal_row(n: int, v: list[int | None], ns: tuple[Any, ...] | None, ew: tuple
         "dealer": _SEAT.get(dealer),
         "trump_card": _CARD.get(trump_card),
         "trump_suit": _SUIT.get(trump),
-        "no_trump": None if trump is None else trump == _NO_TRUMP,
+        "no_trump": None if trump is None else trump == NO_TRUMP,
         "joker_swap_seat": _SEAT.get(swap_seat),
         "joker_swap_drawn": _CARD.get(swap_drawn),
-        "pass_out": _BOOL.get(pass_out),
+        "pass_out": _bool(pass_out),
         "ns_contract_kind": n_kind,
         "ns_contract": n_contract,
         "ns_board_level": n_level,
@@ -215,7 +216,7 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
     """The rows the store's views give of this game once it is stored (``ingested_at`` NULL)."""
     gid = str(built.game_id)
     game_row, figure_game = _game_rows(item, built, zone_name)
-    rows = ViewRows([game_row], [figure_game], [tuple(s) for s in built.game_sides], [], [], [], [], [])
+    rows = ViewRows([game_row], [figure_game], [tuple(s) for s in built.game_sides], [], [], [], [], {})
     rows.violations = [(gid, *v[1:]) for v in sorted(built.violations, key=lambda v: v[1])]
     nsides = max(built.nsides, 1)
     per_deal: dict[int, dict[str | None, tuple[Any, ...]]] = {}
@@ -223,7 +224,7 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
         side = _side(row, gid, r // nsides + 1)
         rows.line_sides.append(side)
         per_deal.setdefault(side[1], {})[side[2]] = side
-    winners = [_SEAT.get(w) for w in built.winners]
+    winners = [SEAT_CODES[w] for w in built.winners]
     trick = 0
     for k, v in enumerate(_unpack(built.deals, built.deal_nulls, _ND)):
         n = k + 1
@@ -244,7 +245,7 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
         )
         rows.line_deals.append(line)
         count = v[-1] or 0
-        rows.winners += [(n, t, winners[trick + t - 1]) for t in range(1, count + 1)]
+        rows.winners.update(((n, t), winners[trick + t - 1]) for t in range(1, count + 1))
         trick += count
     return rows
 
@@ -260,8 +261,7 @@ def page(item: Item, built: Built, zone_name: str) -> Page | None:
     deals = {gid: rows.deals}
     count = data.deal_count(item.raw)
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
-    winners = orjson.dumps([list(w) for w in rows.winners])
-    return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(winners))
+    return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
 
 
 __all__ = ["Page", "ViewRows", "pack_page", "page", "unpack_page", "view_rows", "zone"]

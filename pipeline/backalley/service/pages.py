@@ -184,8 +184,7 @@ class _ReportPages:
                 self._ready = None
             text = self.pages.get(player)
         if text is None:
-            linked = page_files(m.players["player"].to_list())
-            text = index_page(m, linked) if player is None else player_page(m, player, linked)
+            text = _render(m, player)
             with self.lock:
                 if self.metrics is m:
                     self.pages[player] = text
@@ -193,12 +192,18 @@ class _ReportPages:
 
     def prepare(self, m: Metrics) -> None:
         """Render the index page of figures ``m`` now, for when they are first served."""
-        text = index_page(m, page_files(m.players["player"].to_list()))
+        text = _render(m, None)
         with self.lock:
             if self.metrics is m:
                 self.pages.setdefault(None, text)
             else:
                 self._ready = (m, text)
+
+
+def _render(m: Metrics, player: str | None) -> str:
+    """The report's index page (``player`` None) or a player's page, of figures ``m``."""
+    linked = page_files(m.players["player"].to_list())
+    return index_page(m, linked) if player is None else player_page(m, player, linked)
 
 
 REPORT_PAGES = _ReportPages()

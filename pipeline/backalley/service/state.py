@@ -132,7 +132,7 @@ class Service:
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
-        text = self.winners.get(game_id, lambda gid: _winners_json(data.trick_winners(cur, [gid])[gid]))
+        text = self.winners.get(game_id, lambda gid: data.winners_json(data.trick_winners(cur, [gid])[gid]))
         return {(d, t): w for d, t, w in orjson.loads(text or b"[]")}
 
     def token_ok(self, token: str | None) -> bool:
@@ -298,7 +298,3 @@ class _Figures:
     done: float
     seconds: float
     metrics: Metrics
-
-
-def _winners_json(winners: data.Winners) -> bytes:
-    return orjson.dumps([[d, t, w] for (d, t), w in winners.items()])
