@@ -30,6 +30,7 @@ and on faulty games.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from functools import lru_cache
@@ -124,16 +125,21 @@ _SIDE: _Names = dict(enumerate(SIDE_NAMES))
 _DEAL_HEAD: tuple[str, ...] = ("number", "hand_size", "dealer", "trump_card", "trump", "joker_swap_seat")
 _DEAL_HEAD += ("joker_swap_drawn", "pass_out", "opening_leader")
 assert DEAL_INTS[: len(_DEAL_HEAD)] == _DEAL_HEAD and DEAL_INTS[-1] == "tricks"
+#: The columns of a deal :func:`view_rows` reads: its head, then its replayed tricks.
+_DEAL_READ = (*range(len(_DEAL_HEAD)), len(DEAL_INTS) - 1)
 assert SIDE_INTS[:2] == ("side", "contract_kind") and SIDE_INTS[7] == "made"
 _NO_SIDE = (None,) * 8
 
 
-def _unpack(packed: bytes, nulls: bytes, width: int) -> list[list[int | None]]:
-    """Packed int64 rows (native order, as :mod:`backalley.rows` packs them), NULLs as ``None``."""
-    ints: list[int | None] = list(memoryview(packed).cast("q").tolist())
-    if nulls:
-        ints = [None if null else x for x, null in zip(ints, nulls, strict=True)]
-    return [ints[k : k + width] for k in range(0, len(ints), width)]
+def _columns(packed: bytes, nulls: bytes, width: int, wanted: Sequence[int]) -> list[Sequence[int | None]]:
+    """Columns ``wanted`` of packed int64 rows of ``width`` values (native order, as :mod:`backalley.rows`
+    packs them), NULLs as ``None``: each column is one slice, and only a column holding a NULL is walked."""
+    ints: list[int] = memoryview(packed).cast("q").tolist()
+    out: list[Sequence[int | None]] = []
+    for c in wanted:
+        column, mask = ints[c::width], nulls[c::width]
+        out.append([None if null else x for x, null in zip(column, mask, strict=True)] if 1 in mask else column)
+    return out
 
 
 def _bool(v: int | None) -> bool | None:
@@ -141,7 +147,7 @@ def _bool(v: int | None) -> bool | None:
     return None if v is None else bool(v)
 
 
-def _side(row: list[int | None], gid: str, deal: int) -> tuple[Any, ...]:
+def _side(row: tuple[int | None, ...], gid: str, deal: int) -> tuple[Any, ...]:
     """A ``deal_sides`` row (:data:`backalley.outcomes.LINE_SIDE_COLUMNS`) of a packed side row."""
     side, kind, contract, multiplier, level, tricks, points, made, rt, rp = row
     made_bool = _bool(made)
@@ -157,7 +163,9 @@ def _team(side: tuple[Any, ...] | None) -> tuple[Any, ...]:
     return (kind, None if kind == CONTRACT_KINDS[0] else contract, level, tricks, points, made, rt, rp)
 
 
-def _deal_row(n: int, v: list[int | None], ns: tuple[Any, ...] | None, ew: tuple[Any, ...] | None) -> dict[str, Any]:
+def _deal_row(
+    n: int, v: tuple[int | None, ...], ns: tuple[Any, ...] | None, ew: tuple[Any, ...] | None
+) -> dict[str, Any]:
     """One row of the ``deals`` view (:data:`backalley.service.data.DEAL_COLUMNS`, in that order)."""
     number, hand_size, dealer, trump_card, trump, swap_seat, swap_drawn, pass_out, _ = v[: len(_DEAL_HEAD)]
     n_kind, n_contract, n_level, n_tricks, n_points, n_made, n_rt, n_rp = _team(ns)
@@ -220,13 +228,12 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
     rows.violations = [(gid, *v[1:]) for v in sorted(built.violations, key=lambda v: v[1])]
     nsides = max(built.nsides, 1)
     per_deal: dict[int, dict[str | None, tuple[Any, ...]]] = {}
-    for r, row in enumerate(_unpack(built.sides, built.side_nulls, _NS)):
+    for r, row in enumerate(zip(*_columns(built.sides, built.side_nulls, _NS, range(_NS)), strict=True)):
         side = _side(row, gid, r // nsides + 1)
         rows.line_sides.append(side)
         per_deal.setdefault(side[1], {})[side[2]] = side
-    winners = [SEAT_CODES[w] for w in built.winners]
-    trick = 0
-    for k, v in enumerate(_unpack(built.deals, built.deal_nulls, _ND)):
+    tricks: list[tuple[int, int]] = []  # (deal, trick) of each replayed trick, in order
+    for k, v in enumerate(zip(*_columns(built.deals, built.deal_nulls, _ND, _DEAL_READ), strict=True)):
         n = k + 1
         teams = per_deal.get(n, {})
         d = _deal_row(n, v, teams.get(SIDE_NAMES[0]), teams.get(SIDE_NAMES[1]))
@@ -244,14 +251,16 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
             leader,
         )
         rows.line_deals.append(line)
-        count = v[-1] or 0
-        rows.winners.update(((n, t), winners[trick + t - 1]) for t in range(1, count + 1))
-        trick += count
+        tricks += [(n, t) for t in range(1, (v[-1] or 0) + 1)]
+    rows.winners = dict(zip(tricks, map(SEAT_CODES.__getitem__, built.winners), strict=True))
     return rows
 
 
-def page(item: Item, built: Built, zone_name: str) -> Page | None:
-    """What the pages show of this game once it is stored; ``None`` for an input that is not a game."""
+def page(item: Item, built: Built, zone_name: str, recorded_deals: int | None = None) -> Page | None:
+    """What the pages show of this game once it is stored; ``None`` for an input that is not a game.
+
+    ``recorded_deals`` is how many deals the record holds, when the caller decoded it already
+    (else they are counted in its text, as a read from the file does)."""
     if built.reject is not None or built.game_id is None:
         return None
     gid = built.game_id
@@ -259,7 +268,7 @@ def page(item: Item, built: Built, zone_name: str) -> Page | None:
     figures = figures_from_rows(rows.figure_games, rows.game_sides)
     figures[gid].deals = deal_lines(figures, rows.line_deals, rows.line_sides)[gid]
     deals = {gid: rows.deals}
-    count = data.deal_count(item.raw)
+    count = data.deal_count(item.raw) if recorded_deals is None else recorded_deals
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
     return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
 

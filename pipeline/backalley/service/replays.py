@@ -28,13 +28,15 @@ TASK = 16
 Report = dict[str, Any]
 
 
-def build_and_report(item: Item) -> tuple[Built, Report]:
-    """The row data and the JSON Lines report object of one input."""
+def build_and_report(item: Item) -> tuple[Built, Report, int | None]:
+    """The row data and the JSON Lines report object of one input, and how many deals it holds when the
+    fast decoder read it (``None``: it did not)."""
     rec = fast_decode(item.raw) if item.read_error is None else None
     if rec is not None:
         r = replay_checked(rec)
-        return with_raw(build_game(rec, r, content_hash(item.raw)), item), r.report(item.source, item.line)
-    return build_item(item), report(item)
+        built = with_raw(build_game(rec, r, content_hash(item.raw)), item)
+        return built, r.report(item.source, item.line), len(rec.deals)
+    return build_item(item), report(item), None
 
 
 def report(item: Item) -> Report:
@@ -49,8 +51,8 @@ def _build_many(items: list[Item], pages_from: int, zone: str) -> list[Replayed]
     """Replay each record; the pages' data of those from index ``pages_from`` on (times in ``zone``)."""
     out: list[Replayed] = []
     for k, it in enumerate(items):
-        built, found = build_and_report(it)
-        out.append((built, found, page(it, built, zone) if k >= pages_from else None))
+        built, found, deals = build_and_report(it)
+        out.append((built, found, page(it, built, zone, deals) if k >= pages_from else None))
     return out
 
 
