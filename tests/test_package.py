@@ -69,3 +69,25 @@ def test_c_extension_built_from_an_older_c_source_is_refused(tmp_path: Path) -> 
     (here / "_ddcore.c").write_text("/* edited after compiling */\n")
     with pytest.raises(ImportError, match="compiled from other sources"):
         _check_compiled(here, built)
+
+
+def test_setup_embeds_the_hash_the_package_checks_at_import() -> None:
+    """setup.py (which cannot import the package) computes the same hash over the same files."""
+    import ast
+
+    setup_py = Path(__file__).resolve().parent.parent / "setup.py"
+    tree = ast.parse(setup_py.read_text(encoding="utf-8"))
+    tree.body = [  # everything but the final setup(...) call
+        node
+        for node in tree.body
+        if not (
+            isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "id", "") == "setup"
+        )
+    ]
+    namespace: dict[str, object] = {"__file__": str(setup_py), "__name__": "setup_under_test"}
+    exec(compile(tree, str(setup_py), "exec"), namespace)
+    source_hash = namespace["source_hash"]
+    assert callable(source_hash)
+    assert source_hash() == _source_hash(setup_py.parent / "pipeline" / "backalley")

@@ -1,7 +1,7 @@
 """Back Alley game-log analytics: rules engine, validator, DuckDB store and reports."""
 
-import hashlib as _hashlib
 import importlib.machinery as _machinery
+import zlib as _zlib
 from pathlib import Path as _Path
 
 #: Modules that setup.py compiles with mypyc (the hot paths of the replay, the solver and the row builder).
@@ -26,11 +26,14 @@ def _hashed_sources(here: _Path) -> list[_Path]:
 
 
 def _source_hash(here: _Path) -> str:
-    """The hash setup.py embeds in ``_build`` when it compiles (same files, same order)."""
-    digest = _hashlib.sha256()
+    """The hash setup.py embeds in ``_build`` when it compiles (same files, same order): their CRC-32 and
+    length in bytes.  It catches a build older than its sources, not an attacker; hashlib would load
+    OpenSSL, about 5 ms of every command's start-up."""
+    crc = size = 0
     for path in _hashed_sources(here):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+        text = path.read_bytes()
+        crc, size = _zlib.crc32(text, crc), size + len(text)
+    return f"crc32:{crc:08x}:{size}"
 
 
 def _compiled_files(here: _Path) -> list[_Path]:
