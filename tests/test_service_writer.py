@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from backalley.ingest import Session
-from backalley.rows import build_item
+from backalley.rows import Built, build_item
 from backalley.service import data
 from backalley.service.cache import RecordCache
 from backalley.service.settings import Settings
@@ -294,3 +294,25 @@ def test_the_workers_send_an_uploaded_game_compressed_and_the_service_keeps_that
             assert data.record_text(cur, "z-1") == game.raw
     finally:
         svc.close()
+
+
+def test_a_callers_rows_give_the_content_hash_of_each_input_it_is_not_hashed_again() -> None:
+    """With ``build`` (the service's rows, replayed by its workers), the look-up of stored content uses each
+    row's ``sha``: the writer thread does not hash every upload's text a second time."""
+    from backalley.ingest import built_chunks
+    from backalley.rows import content_hash
+
+    game = item("h-1")
+    row = build_item(game)
+    asked: list[list[str]] = []
+
+    def stored(shas: list[str]) -> dict[str, bool]:
+        asked.append(shas)
+        return {"stored-elsewhere": True}
+
+    other = replace(row, sha="stored-elsewhere")
+    chunks = list(built_chunks([game], 1, stored=stored, build=lambda _it: other))
+    assert asked == [["stored-elsewhere"]]  # the row's sha, not content_hash(game.raw)
+    assert chunks == [[(game, Built("stored-elsewhere", stored=True, valid=True))]]
+    asked.clear()
+    assert list(built_chunks([game], 1, stored=stored)) == [[(game, row)]] and asked == [[content_hash(game.raw)]]

@@ -343,9 +343,13 @@ def built_chunks(
     again: they come back as ``Built(stored=True)`` (a duplicate), which makes a
     re-run cheap.  An input above ``max_record_bytes`` is not replayed either: it
     comes back as the reject ``too_large``, its raw text cut short
-    (:func:`backalley.rows.oversized`).
+    (:func:`backalley.rows.oversized`).  ``build`` (one worker) stands in for
+    :func:`~backalley.rows.build_item`: a caller that replayed the inputs already; the
+    content hash of each input is then its rows' ``sha``, not computed again.
     """
     it = iter(items)
+    # A caller's rows carry each input's content hash: it is not computed again.
+    sha_of: Callable[[Item], str] = (lambda x: build(x).sha) if build is not None else (lambda x: content_hash(x.raw))
 
     def split(batch: list[Item]) -> tuple[list[Built | None], list[Item]]:
         pre: list[Built | None] = [None] * len(batch)
@@ -353,7 +357,7 @@ def built_chunks(
             if (big := oversized(x, max_record_bytes)) is not None:
                 batch[k], pre[k] = big
         if stored is not None:
-            shas = [content_hash(x.raw) if b is None else "" for x, b in zip(batch, pre, strict=True)]
+            shas = [sha_of(x) if b is None else "" for x, b in zip(batch, pre, strict=True)]
             known = stored([sha for sha in shas if sha])
             pre = [
                 Built(sha, stored=True, valid=known[sha]) if sha in known else b
