@@ -439,3 +439,17 @@ def test_player_figures_follow_the_uploads(db: Path) -> None:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert client.get("/players/Newcomer").status_code == 200
+
+
+def test_pages_read_their_templates_once(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The templates are the package's files: a page does not look at their times again (Jinja's
+    ``auto_reload`` did, a ``stat`` per template per page)."""
+    import os.path
+
+    assert client.get("/").status_code == 200
+
+    def no_stat(path: Any) -> float:
+        raise AssertionError(f"looked at {path}")
+
+    monkeypatch.setattr(os.path, "getmtime", no_stat)
+    assert client.get("/").status_code == 200

@@ -25,11 +25,14 @@ from backalley.service.state import Service
 
 router = APIRouter(include_in_schema=False)
 
+#: The package's templates, read once: ``auto_reload`` would look at their files' times at every page
+#: (restart the service after editing one).
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
     autoescape=select_autoescape(["html"], default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
+    auto_reload=False,
 )
 
 
