@@ -166,3 +166,23 @@ def test_bids_packed_deal_by_deal_equal_one_pack_of_the_game() -> None:
         deals = [random_values(rng, 28, rng.choice([0.0, 0.0, 0.3])) for _ in range(rng.randrange(1, 6))]
         joined = rows._joined([rows._part(list(d)) for d in deals])
         assert joined == plain_pack([v for d in deals for v in d]), deals
+
+
+def test_a_worker_takes_the_content_hash_it_is_given_and_ingest_stores_each_inputs_own(tmp_path: Path) -> None:
+    """The ingest hashes each input once (to find content already stored) and hands that hash to the worker
+    with the input; without one the worker computes it.  Stored hashes are the inputs' SHA-256 either way."""
+    from backalley.sources import Item
+    from tests.service_games import line, record
+
+    raws = [line(record(f"h-{k}", seed=k)).encode() for k in range(3)]
+    item = Item("in.jsonl", 1, raws[0])
+    assert rows.build_item(item).sha == content_hash(raws[0])
+    assert rows.build_item(item, "given").sha == "given" and rows.build_item(item, "given").game_id == "h-0"
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(b"\n".join(raws) + b"\n")
+    for workers in (1, 2):
+        db = tmp_path / f"w{workers}.duckdb"
+        ingest([str(src)], db, workers=workers)
+        with duckdb.connect(str(db), read_only=True) as con:
+            got = dict(con.execute("SELECT game_id, content_hash FROM games").fetchall())
+        assert got == {f"h-{k}": content_hash(raw) for k, raw in enumerate(raws)}

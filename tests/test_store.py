@@ -576,9 +576,9 @@ def test_a_rerun_does_not_replay_stored_records(
     built: list[bytes] = []
     real = ingest_mod.build_item
 
-    def counting(item: Any) -> Any:
+    def counting(item: Any, sha: str | None = None) -> Any:
         built.append(item.raw)
-        return real(item)
+        return real(item, sha)
 
     monkeypatch.setattr(ingest_mod, "build_item", counting)
     run = ingest([str(folder)], db)

@@ -351,11 +351,14 @@ def built_chunks(
     # A caller's rows carry each input's content hash: it is not computed again.
     sha_of: Callable[[Item], str] = (lambda x: build(x).sha) if build is not None else (lambda x: content_hash(x.raw))
 
-    def split(batch: list[Item]) -> tuple[list[Built | None], list[Item]]:
+    def split(batch: list[Item]) -> tuple[list[Built | None], list[tuple[Item, str | None]]]:
+        """Each input's rows known already (too large, stored), and the others to build, each with its
+        content hash when it was computed for the look-up (a worker does not compute it again)."""
         pre: list[Built | None] = [None] * len(batch)
         for k, x in enumerate(batch):
             if (big := oversized(x, max_record_bytes)) is not None:
                 batch[k], pre[k] = big
+        shas: list[str | None] = [None] * len(batch)
         if stored is not None:
             shas = [sha_of(x) if b is None else "" for x, b in zip(batch, pre, strict=True)]
             known = stored([sha for sha in shas if sha])
@@ -363,17 +366,16 @@ def built_chunks(
                 Built(sha, stored=True, valid=known[sha]) if sha in known else b
                 for sha, b in zip(shas, pre, strict=True)
             ]
-        return pre, [x for x, b in zip(batch, pre, strict=True) if b is None]
+        return pre, [(x, sha) for x, b, sha in zip(batch, pre, shas, strict=True) if b is None]
 
     def merge(batch: list[Item], pre: list[Built | None], built: list[Built]) -> Chunk:
         rest = iter(built)
         return [(x, b if b is not None else next(rest)) for x, b in zip(batch, pre, strict=True)]
 
     if workers <= 1:
-        one = build if build is not None else build_item
         while batch := list(islice(it, chunk)):
             pre, todo = split(batch)
-            yield merge(batch, pre, [one(x) for x in todo])
+            yield merge(batch, pre, [build_item(x, sha) if build is None else build(x) for x, sha in todo])
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
@@ -381,12 +383,12 @@ def built_chunks(
     with ctx.Pool(workers, initializer=worker_init) as pool:
         batch = list(islice(it, chunk))
         pre, todo = split(batch)
-        pending = pool.map_async(build_item, todo, chunksize=TASK) if batch else None
+        pending = pool.starmap_async(build_item, todo, chunksize=TASK) if batch else None
         del todo  # else the first chunk's inputs stay alive for the whole run
         while pending is not None:
             nxt = list(islice(it, chunk))
             nxt_pre, nxt_todo = split(nxt) if nxt else ([], [])
-            nxt_pending = pool.map_async(build_item, nxt_todo, chunksize=TASK) if nxt else None
+            nxt_pending = pool.starmap_async(build_item, nxt_todo, chunksize=TASK) if nxt else None
             yield merge(batch, pre, pending.get())
             batch, pre, pending = nxt, nxt_pre, nxt_pending
 

@@ -310,9 +310,11 @@ def _fast_team(v: FastTeamInts | Any) -> tuple[int | None, int | None]:
     return _i64(v.NS), _i64(v.EW)
 
 
-def build_item(item: Item) -> Built:
-    """Decode, replay and turn one input into row data, its raw text compressed; never raises on bad content."""
-    return with_raw(_build_item(item), item)
+def build_item(item: Item, sha: str | None = None) -> Built:
+    """Decode, replay and turn one input into row data, its raw text compressed; never raises on bad content.
+
+    ``sha`` is the input's content hash when the caller has it already (else it is computed)."""
+    return with_raw(_build_item(item, content_hash(item.raw) if sha is None else sha), item)
 
 
 def with_raw(built: Built, item: Item) -> Built:
@@ -322,8 +324,7 @@ def with_raw(built: Built, item: Item) -> Built:
     return built
 
 
-def _build_item(item: Item) -> Built:
-    sha = content_hash(item.raw)
+def _build_item(item: Item, sha: str) -> Built:
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)
     rec = fast_decode_any(item.raw)
