@@ -91,17 +91,17 @@ def test_games_read_together_equal_each_read_alone(tmp_path: Path) -> None:
         assert all(f.deals and all(d.sides for d in f.deals if not d.pass_out) for f in figures.values())
 
 
-def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_path: Path) -> None:
-    """What the service keeps in memory of the games it has just stored is computed by the workers from
-    the rows they built (``service/fresh.py``), without the database; for every registered ruleset and
-    option set, and faulty games, it must be byte for byte what the file answers for the same games, and
-    only the last ``PREPARE_PAGES`` games of an upload get it."""
+def test_pages_computed_from_the_text_in_memory_equal_the_pages_read_from_the_file(tmp_path: Path) -> None:
+    """What the pages show of a game the service has just stored is computed, when a page first asks, by a
+    worker that replays its text kept in memory (``service/fresh.py``), without the database; for every
+    registered ruleset and option set, and faulty games, it must be byte for byte what the file answers
+    for the same games.  Nothing is computed at the upload, nor for a duplicate."""
     import random
 
     import orjson
 
     from backalley.rules import all_rulesets
-    from backalley.service import data, state
+    from backalley.service import data
     from backalley.service.settings import Settings
     from backalley.service.state import Service
     from backalley.simulate import make_record, player_pool
@@ -118,32 +118,27 @@ def test_pages_kept_from_the_stored_rows_equal_the_pages_read_from_the_file(tmp_
         for k, rules in enumerate(all_rulesets())
     ]
     items = [Item("upload", n, raw) for n, raw in enumerate(lines, 1)]
-    state.PREPARE_PAGES, keep = 4, state.PREPARE_PAGES
+    svc = Service(Settings(db=tmp_path / "s.duckdb", workers=2))
     try:
-        svc = Service(Settings(db=tmp_path / "s.duckdb", workers=2))
-        try:
-            first = svc.upload(items[:20])  # tasks of 16 records: the last 4 span two of them
-            fates = [r["fate"] for r in first["results"]]
-            want = {orjson.loads(items[k].raw)["game_id"] for k in range(16, 20) if fates[k] == "stored"}
-            assert want and set(svc.games._entries) == want
-            state.PREPARE_PAGES = 10_000
-            svc.games._entries.clear()
-            rest = svc.upload(items[:1] + items[20:])  # the first one again: a duplicate, no page
-            stored = rest["fates"]["stored"]
-            assert stored >= len(items) - 20 - 2  # a fault may make a line that is not a game
-            assert {f"every-{k}" for k in range(len(all_rulesets()))} <= set(svc.games._entries)
-            kept = set(svc.games._entries)
-            assert len(kept) == stored
-            last = svc.upload([Item("again", 1, lines[-1]), *(Item("new", n, raw) for n, raw in enumerate(lines))])
-            assert last["fates"]["stored"] == 0 and set(svc.games._entries) == kept  # duplicates keep nothing new
-            with svc.reader() as cur:
-                for gid in kept:
-                    assert svc.games.get(gid, lambda _: None) == orjson.dumps(data.game(cur, gid)), gid
-                    winners = orjson.loads(svc.winners.get(gid, lambda _: None) or b"null")
-                    assert winners == [[d, t, w] for (d, t), w in data.trick_winners(cur, [gid])[gid].items()]
-                assert any(data.game(cur, gid)["violations"] for gid in kept)  # type: ignore[index]
-                assert {data.game(cur, gid)["by_side"] is not None for gid in kept} == {True}  # type: ignore[index]
-        finally:
-            svc.close()
+        done = svc.upload(items)
+        stored = [
+            orjson.loads(it.raw)["game_id"]
+            for it, r in zip(items, done["results"], strict=True)
+            if r["fate"] == "stored"
+        ]
+        assert len(stored) >= len(items) - 2  # a fault may make a line that is not a game
+        assert {f"every-{k}" for k in range(len(all_rulesets()))} <= set(stored)
+        assert not svc.games._entries and not svc.winners._entries  # nothing computed before it is asked for
+        again = svc.upload([Item("again", 1, lines[-1]), *(Item("new", n, raw) for n, raw in enumerate(lines))])
+        assert again["fates"]["stored"] == 0 and set(svc._fresh) == set(stored)  # duplicates keep nothing new
+        with svc.reader() as cur:
+            for gid in stored:
+                assert svc.fresh_page(gid), gid  # from the text in memory, by the page worker
+                assert svc.games.get(gid, lambda _: None) == orjson.dumps(data.game(cur, gid)), gid
+                winners = orjson.loads(svc.winners.get(gid, lambda _: None) or b"null")
+                assert winners == [[d, t, w] for (d, t), w in data.trick_winners(cur, [gid])[gid].items()]
+            assert any(data.game(cur, gid)["violations"] for gid in stored)  # type: ignore[index]
+            assert {data.game(cur, gid)["by_side"] is not None for gid in stored} == {True}  # type: ignore[index]
+            assert not svc.fresh_page("no-such-game")
     finally:
-        state.PREPARE_PAGES = keep
+        svc.close()

@@ -180,12 +180,13 @@ def test_pages_read_from_the_cache_equal_those_read_from_the_store(tmp_path: Pat
     for budget in (0, 1 << 20):
         svc = Service(Settings(db=tmp_path / f"c{budget}.duckdb", record_cache=budget))
         svc.upload(items)
-        assert len(svc.records) == len(svc.games) == len(svc.winners) == (2 if budget else 0)
+        assert len(svc.records) == (2 if budget else 0) and len(svc.games) == len(svc.winners) == 0
         with svc.reader() as cur:
-            for _ in range(2):  # read, then (with a cache) read again from memory
+            for _ in range(2):  # read (with a cache: computed from the text in memory), then read again from memory
                 game = svc.game_data(cur, "c2") or {}
                 game.pop("ingested_at")
                 answers.append((game, data.deal(cur, "c2", 2, svc.record_text, svc.game_data, svc.trick_winners)))
+        assert len(svc.games) == len(svc.winners) == (1 if budget else 0)  # only the game read
         svc.close()
     assert all(a == answers[0] for a in answers) and answers[0][0]["deal_count"] == 3 and answers[0][1] is not None
     assert answers[0][1].tricks[0].winner in ("N", "E", "S", "W")
@@ -316,3 +317,43 @@ def test_a_callers_rows_give_the_content_hash_of_each_input_it_is_not_hashed_aga
     assert chunks == [[(game, Built("stored-elsewhere", stored=True, valid=True))]]
     asked.clear()
     assert list(built_chunks([game], 1, stored=stored)) == [[(game, row)]] and asked == [[content_hash(game.raw)]]
+
+
+def test_a_page_whose_worker_fails_is_read_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored game's pages' data are computed from its text in memory when first asked for; if that
+    fails (a worker that died), the page is read from the file instead, the same."""
+    svc = Service(Settings(db=tmp_path / "f.duckdb"))
+    try:
+        svc.upload([item("f1")])
+        with svc.reader() as cur:
+            want = data.game(cur, "f1")
+
+            def broken(_item: Item) -> None:
+                raise RuntimeError("the page worker died")
+
+            monkeypatch.setattr(svc.replays, "page", broken)
+            assert not svc.fresh_page("f1")
+            assert svc.game_data(cur, "f1") == want and svc.trick_winners(cur, "f1")
+    finally:
+        svc.close()
+
+
+def test_a_page_worker_that_dies_is_replaced(tmp_path: Path) -> None:
+    """The pages' worker killed: the page being computed is read from the file, and the next one starts
+    another worker."""
+    import os
+    import signal
+
+    svc = Service(Settings(db=tmp_path / "k.duckdb", workers=2))
+    try:
+        svc.upload([item("k1"), item("k2", seed=2, n=2), item("k3", seed=3, n=3)])
+        assert svc.fresh_page("k1")  # the pages' worker is running
+        pool = svc.replays._pages
+        assert pool is not None
+        for pid in list(pool._processes):  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+        with svc.reader() as cur:
+            assert svc.game_data(cur, "k2") == data.game(cur, "k2")  # from the file
+            assert svc.fresh_page("k3") and svc.replays._pages is not pool  # a new worker
+    finally:
+        svc.close()

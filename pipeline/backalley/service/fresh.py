@@ -1,4 +1,4 @@
-"""What the pages show of a game, computed by a worker from the rows it has just built for it.
+"""What the pages show of a game the service has stored, computed by a worker from its rows.
 
 The service keeps what its pages show of the games it stores in memory
 (:class:`backalley.service.cache.RecordCache`): reading one game back from the
@@ -6,8 +6,9 @@ file costs 40–50 ms of DuckDB's time. That page data used to be read, after
 each commit, from a copy of the new rows in a database in memory, by the
 store's own views: about 1.6 ms of CPU a game (the views' planning, and the
 Python objects built from their rows), on the one thread every upload waits
-for. Here a worker process computes it right after the replay, from the
-:class:`~backalley.rows.Built` rows it sends the writer anyway:
+for. Here a worker process computes it from the :class:`~backalley.rows.Built`
+rows of the game, replayed from the raw text the service keeps in memory, when
+a page first asks for it (:meth:`backalley.service.state.Service.fresh_page`):
 
 - :func:`view_rows` names the rows' small-int codes exactly as the store's
   views name the narrow tables' codes, with the same lists
@@ -20,12 +21,11 @@ for. Here a worker process computes it right after the replay, from the
   :func:`backalley.outcomes.deal_lines`).
 
 The worker also compresses the JSON (a zstd frame, as the service's cache
-keeps it). The time of the ingest (``ingested_at``) is not known yet: the JSON
-holds ``null`` there; the writer prefixes the cache entry with its time once
-the game is stored (:meth:`Page.entry`), and :func:`unpack_page` puts it in
-when the page is read. A test keeps a page equal, byte for byte, to what the
-file answers for the same game, on every registered ruleset and option set
-and on faulty games.
+keeps it), with ``null`` as the time of the ingest (``ingested_at``); the
+service prefixes the cache entry with the time the game was stored
+(:meth:`Page.entry`), and :func:`unpack_page` puts it in when the page is read.
+A test keeps a page equal, byte for byte, to what the file answers for the
+same game, on every registered ruleset and option set and on faulty games.
 """
 
 from __future__ import annotations

@@ -1,18 +1,25 @@
-"""One replay per uploaded record gives its report, its rows and its pages' data, in worker processes.
+"""One replay per uploaded record gives its report and its rows, in worker processes; a stored game's pages'
+data when a page first asks for it, in a worker of its own.
 
 :func:`build_and_report` replays a record once for the common case (a record
 that fits the format: the fast path of both :func:`backalley.rows.build_item`
 and :func:`backalley.validate.check`); any other input takes both generic
 paths, so its report and rows are exactly those of ``validate`` and ``ingest``.
-What the pages will show of the game once it is stored is computed from those
-rows in the same task (:func:`backalley.service.fresh.page`), for the records
-the service keeps pages of.
+What the pages show of a game (:func:`backalley.service.fresh.page`) is
+computed from the same rows, replayed again from the raw text the service keeps
+in memory, when a page of the game is first read (:meth:`Replays.page`): about a
+third of a worker's instructions per record, spent only on the games someone looks at.
+That replay runs in a process of its own, so that a page never waits behind the
+uploads queued for the other workers.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.context
+import threading
 from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from backalley.record import fast_decode
@@ -43,53 +50,82 @@ def report(item: Item) -> Report:
     return check_item(item).report(item.source, item.line)
 
 
-#: What the writer needs of one upload's record: its rows, its report, its pages' data (or ``None``).
-Replayed = tuple[Built, Report, Page | None]
+#: What the writer needs of one upload's record: its rows and its report.
+Replayed = tuple[Built, Report]
 
 
-def _build_many(items: list[Item], pages_from: int, zone: str) -> list[Replayed]:
-    """Replay each record; the pages' data of those from index ``pages_from`` on (times in ``zone``)."""
-    out: list[Replayed] = []
-    for k, it in enumerate(items):
-        built, found, deals = build_and_report(it)
-        out.append((built, found, page(it, built, zone, deals) if k >= pages_from else None))
-    return out
+def _build_many(items: list[Item]) -> list[Replayed]:
+    return [build_and_report(it)[:2] for it in items]
 
 
 def _report_many(items: list[Item]) -> list[Report]:
     return [report(it) for it in items]
 
 
+def page_of(item: Item, zone: str) -> Page | None:
+    """What the pages show of a stored game (times in ``zone``), from its raw text (``item``: as it was
+    uploaded, with its source and line); ``None`` for an input that is not a game."""
+    rec = fast_decode(item.raw) if item.read_error is None else None
+    if rec is not None:  # (the rows without their raw text compressed, which the page does not show)
+        return page(item, build_game(rec, replay_checked(rec), content_hash(item.raw)), zone, len(rec.deals))
+    return page(item, build_item(item), zone)
+
+
 def _tasks(items: list[Item]) -> list[list[Item]]:
     return [items[i : i + TASK] for i in range(0, len(items), TASK)]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["backalley.rows", "backalley.service.fresh"])
+    return ctx
 
 
 class Replays:
     """Replays in ``workers`` processes (started on first use), or in this one with ``workers <= 1``.
 
     ``zone`` is the time zone the database gives times in (its ``TimeZone``): the pages' data
-    shows times as a read from the file would."""
+    shows times as a read from the file would. With workers, the pages' data are computed by one
+    more process, started when a page first needs one."""
 
     def __init__(self, workers: int, zone: str = "UTC") -> None:
         self.workers = workers
         self.zone = zone
         self._pool: Executor | None = None
+        self._pages: Executor | None = None
+        self._lock = threading.Lock()
 
     def _executor(self) -> Executor:
-        if self._pool is None:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["backalley.rows", "backalley.service.fresh"])
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx, initializer=tune_gc)
-        return self._pool
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=tune_gc)
+            return self._pool
 
-    def built(self, items: list[Item], pages_from: int = 0) -> list[Replayed]:
-        """Each record's rows and report, and its pages' data from index ``pages_from`` on."""
+    def _page_executor(self) -> Executor:
+        with self._lock:
+            if self._pages is None:
+                self._pages = ProcessPoolExecutor(1, mp_context=_context(), initializer=tune_gc)
+            return self._pages
+
+    def built(self, items: list[Item]) -> list[Replayed]:
+        """Each record's rows and report."""
         if self.workers <= 1 or len(items) <= 1:
-            return _build_many(items, pages_from, self.zone)
-        tasks = _tasks(items)
-        starts = [max(0, pages_from - k * TASK) for k in range(len(tasks))]
-        parts = self._executor().map(_build_many, tasks, starts, [self.zone] * len(tasks))
-        return [x for part in parts for x in part]
+            return _build_many(items)
+        return [x for part in self._executor().map(_build_many, _tasks(items)) for x in part]
+
+    def page(self, item: Item) -> Page | None:
+        """What the pages show of the stored game whose raw text is ``item`` (:func:`page_of`)."""
+        if self.workers <= 1:
+            return page_of(item, self.zone)
+        pool = self._page_executor()
+        try:
+            return pool.submit(page_of, item, self.zone).result()
+        except BrokenProcessPool:  # the worker died: the next page starts another
+            with self._lock:
+                if self._pages is pool:
+                    self._pages = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
     def reports(self, items: list[Item]) -> list[Report]:
         if self.workers <= 1 or len(items) <= 1:
@@ -97,5 +133,6 @@ class Replays:
         return [x for part in self._executor().map(_report_many, _tasks(items)) for x in part]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in (self._pool, self._pages):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)

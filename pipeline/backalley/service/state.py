@@ -38,9 +38,9 @@ log = logging.getLogger("backalley.service")
 #: Finished jobs kept for polling (the oldest are forgotten first).
 KEEP_JOBS = 200
 FATES = ("stored", "duplicate", "conflict", "rejected")
-#: Games of one upload whose pages' data are computed and kept in memory as soon as they are stored
-#: (its last ones: of a large job, the others' pages are read from the file when asked).
-PREPARE_PAGES = 2_000
+#: Record-cache bytes per game whose source, line and time of ingest are kept to compute its pages'
+#: data from its text in memory (:meth:`Service.fresh_page`): 16,384 games for the default 64 MB.
+FRESH_BYTES_PER_GAME = 4_096
 #: The players' figures are recomputed in the background at most this share of the time.
 METRICS_SHARE = 0.1
 
@@ -87,6 +87,9 @@ class Service:
         self.games = RecordCache(self.settings.record_cache // 2, pack_page, unpack_page)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
+        #: Games this service stored: their source, line and time of ingest (as the pages show it), newest last.
+        self._fresh: OrderedDict[str, tuple[str, int | None, str]] = OrderedDict()
+        self._fresh_lock = threading.Lock()
         self._writer = Writer(self.store, self.lock, self._written, self.settings.memory_limit, self._stored)
         self._metrics: _Figures | None = None
         self._metrics_lock = threading.Lock()
@@ -127,13 +130,45 @@ class Service:
             found = data.game(cur, gid, self.record_text)
             return None if found is None else orjson.dumps(found)
 
-        text = self.games.get(game_id, load)
+        text = self.games.get(game_id, _absent)
+        if text is None and self.fresh_page(game_id):
+            text = self.games.get(game_id, _absent)
+        if text is None:
+            text = self.games.get(game_id, load)
         return None if text is None else dict(orjson.loads(text))
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
-        text = self.winners.get(game_id, lambda gid: data.winners_json(data.trick_winners(cur, [gid])[gid]))
+        text = self.winners.get(game_id, _absent)
+        if text is None and self.fresh_page(game_id):
+            text = self.winners.get(game_id, _absent)
+        if text is None:
+            text = self.winners.get(game_id, lambda gid: data.winners_json(data.trick_winners(cur, [gid])[gid]))
         return {(d, t): w for d, t, w in orjson.loads(text or b"[]")}
+
+    def fresh_page(self, game_id: str) -> bool:
+        """Compute and keep the pages' data of a game this service stored, from its text in memory (a
+        worker replays it: :meth:`backalley.service.replays.Replays.page`); ``False`` when the text or
+        where it came from is no longer in memory (the file answers then).
+
+        Computed when first asked, not at the upload: most stored games are never looked at, and the
+        pages' data of one cost about a third of what its upload costs the workers."""
+        with self._fresh_lock:
+            where = self._fresh.get(game_id)
+        raw = None if where is None or self.games.budget <= 0 else self.records.get(game_id, _absent)
+        if where is None or raw is None:
+            return False
+        source, line, stamp = where
+        try:
+            found = self.replays.page(Item(source, line, raw))
+        except Exception:  # a worker that died, say: the file answers
+            log.exception("computing the pages' data of game %r in a worker failed", game_id)
+            return False
+        if found is None:
+            return False
+        self.games.put_packed(game_id, found.entry(stamp))
+        self.winners.put_packed(game_id, found.winners)
+        return True
 
     def token_ok(self, token: str | None) -> bool:
         with self.reader() as cur:
@@ -151,39 +186,35 @@ class Service:
     def upload(self, items: list[Item], job: Job | None = None) -> dict[str, Any]:
         """Validate and store ``items``; per record its report and its fate.
 
-        The records are replayed first (in the worker processes, which also compute what the pages
-        of the last :data:`PREPARE_PAGES` will show), then stored by the writer thread, together
-        with other uploads waiting for it.
+        The records are replayed first (in the worker processes), then stored by the writer thread,
+        together with other uploads waiting for it.
         """
-        pages_from = len(items) - PREPARE_PAGES if self.games.budget > 0 else len(items)
-        built = self.replays.built(items, pages_from)
+        built = self.replays.built(items)
 
         def progress(done: int) -> None:
             if job is not None:
                 job.done = done
 
-        fates = self._writer.write(items, [b for b, _, _ in built], progress, [p for _, _, p in built])
+        fates = self._writer.write(items, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
-        for (_, report, _), (what, message) in zip(built, fates, strict=True):
+        for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
             results.append({"fate": what, "message": message or None, "report": report})
         return {"records": len(items), "fates": counts, "results": results}
 
     def _stored(self, games: list[StoredGame]) -> None:
-        """Keep what the pages show of the games a group has just stored; the writer calls it before it
-        answers their uploads, so that a page asked for after the answer reads nothing from the file.
-
-        Their raw text, and the pages' data the workers computed from their rows
-        (:mod:`backalley.service.fresh`; of a large upload, a job, only the last
-        :data:`PREPARE_PAGES` games'), with the time of the ingest put in.
-        """
+        """Keep the text of the games a group has just stored, and where each came from: their pages need
+        nothing from the file (:meth:`fresh_page`). The writer calls it before it answers their uploads."""
         tz = zone(self.zone)
+        keep = max(self.settings.record_cache // FRESH_BYTES_PER_GAME, 1)
         for g in games:
             self._remember(g.game_id, g.raw, g.raw_zstd)
-            if g.page is not None and g.ingested_at is not None:
-                self.games.put_packed(g.game_id, g.page.entry(g.ingested_at.astimezone(tz).isoformat()))
-                self.winners.put_packed(g.game_id, g.page.winners)
+            if g.ingested_at is not None:
+                with self._fresh_lock:
+                    self._fresh[g.game_id] = (g.source, g.line, g.ingested_at.astimezone(tz).isoformat())
+                    while len(self._fresh) > keep:
+                        self._fresh.popitem(last=False)
 
     def _remember(self, game_id: str, raw: bytes, raw_zstd: bytes = b"") -> None:
         """Keep a stored record's text for its pages (as the store has it: valid UTF-8 only); ``raw_zstd``
@@ -268,6 +299,11 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+def _absent(_game_id: str) -> None:
+    """A cache's loader that loads nothing: a look-up in memory only."""
+    return None
 
 
 class _LazyCursor:

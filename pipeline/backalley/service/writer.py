@@ -24,7 +24,6 @@ import pyarrow as pa
 
 from backalley.ingest import Session
 from backalley.rows import Built
-from backalley.service.fresh import Page
 from backalley.sources import Item
 from backalley.store import Store
 
@@ -39,7 +38,6 @@ GROUP_RECORDS = 2_048
 class _Upload:
     items: list[Item]
     built: dict[int, Built]
-    pages: dict[int, Page | None]
     progress: Callable[[int], None] | None
     fates: list[tuple[str, str]] = field(default_factory=list)
     done: threading.Event = field(default_factory=threading.Event)
@@ -49,13 +47,14 @@ class _Upload:
 @dataclass(frozen=True, slots=True)
 class StoredGame:
     """A game a group has just stored: its id, raw text (and compressed, if the worker did), time of the
-    ingest and pages' data (if computed)."""
+    ingest, and the source and line it came from."""
 
     game_id: str
     raw: bytes
     raw_zstd: bytes
     ingested_at: datetime | None
-    page: Page | None
+    source: str
+    line: int | None
 
 
 #: ``stored(games)``: after a group is committed, before its uploads are answered, every game it stored.
@@ -86,13 +85,10 @@ class Writer:
         items: list[Item],
         built: list[Built],
         progress: Callable[[int], None] | None = None,
-        pages: list[Page | None] | None = None,
     ) -> list[tuple[str, str]]:
-        """Store ``items`` (with their rows, and pages' data if computed) and wait; the ``(fate, message)``
-        of each, in order."""
+        """Store ``items`` (with their rows) and wait; the ``(fate, message)`` of each, in order."""
         keyed = {id(it): b for it, b in zip(items, built, strict=True)}
-        paged = {} if pages is None else {id(it): p for it, p in zip(items, pages, strict=True)}
-        up = _Upload(items, keyed, paged, progress)
+        up = _Upload(items, keyed, progress)
         self.queue.put(up)
         up.done.wait()
         if up.error is not None:
@@ -190,8 +186,7 @@ class Writer:
             self.after()
         if self.stored is not None and games:
             kept = [
-                StoredGame(gid, it.raw, built[id(it)].raw_zstd, times.get(gid), owner[id(it)].pages.get(id(it)))
-                for gid, it in games
+                StoredGame(gid, it.raw, built[id(it)].raw_zstd, times.get(gid), it.source, it.line) for gid, it in games
             ]
             try:
                 self.stored(kept)
