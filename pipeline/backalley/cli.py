@@ -826,7 +826,12 @@ def serve(
     workers: Annotated[
         int | None,
         typer.Option(
-            "--workers", "-w", min=1, help="Processes that replay uploads (default: the CPU count).", show_default=False
+            "--workers",
+            "-w",
+            min=1,
+            help="Processes that replay uploads (default: the CPU count); with more than one, one more"
+            " computes a stored game's pages when first read (with one, the service does).",
+            show_default=False,
         ),
     ] = None,
 ) -> None:
