@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 import pytest
 
@@ -282,11 +281,9 @@ def test_the_workers_send_an_uploaded_game_compressed_and_the_service_keeps_that
     from backalley.service.replays import build_and_report
 
     game, not_json = item("z-1"), Item("upload", 2, b"{not json")
-    built, report, deals = build_and_report(game)
+    built, report = build_and_report(game)
     assert raw_codec.decompress(built.raw_zstd) == game.raw and report["valid"]
-    assert deals == data.deal_count(game.raw) == len(orjson.loads(game.raw)["deals"])  # counted by the decoder
-    assert built.raw_zstd == build_item(game).raw_zstd
-    assert build_and_report(not_json)[0].raw_zstd == b"" and build_and_report(not_json)[2] is None
+    assert built.raw_zstd == build_item(game).raw_zstd and build_and_report(not_json)[0].raw_zstd == b""
     svc = Service(Settings(db=tmp_path / "z.duckdb"))
     try:
         svc.upload([game])

@@ -35,15 +35,13 @@ TASK = 16
 Report = dict[str, Any]
 
 
-def build_and_report(item: Item) -> tuple[Built, Report, int | None]:
-    """The row data and the JSON Lines report object of one input, and how many deals it holds when the
-    fast decoder read it (``None``: it did not)."""
+def build_and_report(item: Item) -> tuple[Built, Report]:
+    """The row data and the JSON Lines report object of one input."""
     rec = fast_decode(item.raw) if item.read_error is None else None
     if rec is not None:
         r = replay_checked(rec)
-        built = with_raw(build_game(rec, r, content_hash(item.raw)), item)
-        return built, r.report(item.source, item.line), len(rec.deals)
-    return build_item(item), report(item), None
+        return with_raw(build_game(rec, r, content_hash(item.raw)), item), r.report(item.source, item.line)
+    return build_item(item), report(item)
 
 
 def report(item: Item) -> Report:
@@ -55,7 +53,7 @@ Replayed = tuple[Built, Report]
 
 
 def _build_many(items: list[Item]) -> list[Replayed]:
-    return [build_and_report(it)[:2] for it in items]
+    return [build_and_report(it) for it in items]
 
 
 def _report_many(items: list[Item]) -> list[Report]:
