@@ -314,7 +314,12 @@ def build_item(item: Item, sha: str | None = None) -> Built:
     """Decode, replay and turn one input into row data, its raw text compressed; never raises on bad content.
 
     ``sha`` is the input's content hash when the caller has it already (else it is computed)."""
-    return with_raw(_build_item(item, content_hash(item.raw) if sha is None else sha), item)
+    return with_raw(build_rows(item, sha), item)
+
+
+def build_rows(item: Item, sha: str | None = None) -> Built:
+    """:func:`build_item` without compressing the raw text (for what only reads the rows)."""
+    return _build_item(item, content_hash(item.raw) if sha is None else sha)
 
 
 def with_raw(built: Built, item: Item) -> Built:
@@ -749,6 +754,7 @@ __all__ = [
     "build",
     "build_game",
     "build_item",
+    "build_rows",
     "build_schema_invalid",
     "checked_ruleset",
     "content_hash",

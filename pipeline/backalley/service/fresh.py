@@ -256,11 +256,8 @@ def view_rows(item: Item, built: Built, zone_name: str) -> ViewRows:
     return rows
 
 
-def page(item: Item, built: Built, zone_name: str, recorded_deals: int | None = None) -> Page | None:
-    """What the pages show of this game once it is stored; ``None`` for an input that is not a game.
-
-    ``recorded_deals`` is how many deals the record holds, when the caller decoded it already
-    (else they are counted in its text, as a read from the file does)."""
+def page(item: Item, built: Built, zone_name: str) -> Page | None:
+    """What the pages show of this game once it is stored; ``None`` for an input that is not a game."""
     if built.reject is not None or built.game_id is None:
         return None
     gid = built.game_id
@@ -268,7 +265,7 @@ def page(item: Item, built: Built, zone_name: str, recorded_deals: int | None = 
     figures = figures_from_rows(rows.figure_games, rows.game_sides)
     figures[gid].deals = deal_lines(figures, rows.line_deals, rows.line_sides)[gid]
     deals = {gid: rows.deals}
-    count = data.deal_count(item.raw) if recorded_deals is None else recorded_deals
+    count = data.deal_count(item.raw)
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
     return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from backalley.record import fast_decode
 from backalley.replay import replay_checked
-from backalley.rows import Built, build_game, build_item, content_hash, with_raw
+from backalley.rows import Built, build_game, build_item, build_rows, content_hash, with_raw
 from backalley.service.fresh import Page, page
 from backalley.sources import Item
 from backalley.validate import check_item, tune_gc
@@ -63,10 +63,7 @@ def _report_many(items: list[Item]) -> list[Report]:
 def page_of(item: Item, zone: str) -> Page | None:
     """What the pages show of a stored game (times in ``zone``), from its raw text (``item``: as it was
     uploaded, with its source and line); ``None`` for an input that is not a game."""
-    rec = fast_decode(item.raw) if item.read_error is None else None
-    if rec is not None:  # (the rows without their raw text compressed, which the page does not show)
-        return page(item, build_game(rec, replay_checked(rec), content_hash(item.raw)), zone, len(rec.deals))
-    return page(item, build_item(item), zone)
+    return page(item, build_rows(item), zone)  # (the rows without their raw text compressed: pages do not show it)
 
 
 def _tasks(items: list[Item]) -> list[list[Item]]:

@@ -130,21 +130,21 @@ class Service:
             found = data.game(cur, gid, self.record_text)
             return None if found is None else orjson.dumps(found)
 
-        text = self.games.get(game_id, _absent)
-        if text is None and self.fresh_page(game_id):
-            text = self.games.get(game_id, _absent)
-        if text is None:
-            text = self.games.get(game_id, load)
+        text = self._kept(self.games, game_id, load)
         return None if text is None else dict(orjson.loads(text))
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
-        text = self.winners.get(game_id, _absent)
-        if text is None and self.fresh_page(game_id):
-            text = self.winners.get(game_id, _absent)
-        if text is None:
-            text = self.winners.get(game_id, lambda gid: data.winners_json(data.trick_winners(cur, [gid])[gid]))
+        text = self._kept(self.winners, game_id, lambda gid: data.winners_json(data.trick_winners(cur, [gid])[gid]))
         return {(d, t): w for d, t, w in orjson.loads(text or b"[]")}
+
+    def _kept(self, cache: RecordCache, game_id: str, load: Callable[[str], bytes | None]) -> bytes | None:
+        """A game's entry of ``cache`` (games or winners): from memory; else computed from its text in memory
+        (:meth:`fresh_page`, which fills both); else ``load(game_id)`` from the file."""
+        text = cache.get(game_id, _absent)
+        if text is None and self.fresh_page(game_id):
+            text = cache.get(game_id, _absent)
+        return text if text is not None else cache.get(game_id, load)
 
     def fresh_page(self, game_id: str) -> bool:
         """Compute and keep the pages' data of a game this service stored, from its text in memory (a
