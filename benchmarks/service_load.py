@@ -276,6 +276,7 @@ def main() -> None:
         ]
         load_before = os.getloadavg()  # the machine is shared: its load goes next to the figures
         cpu_before = server.cpu()
+        client_before = time.process_time()
         t0 = time.perf_counter()
         for t in uploaders:
             t.start()
@@ -286,6 +287,7 @@ def main() -> None:
             t.join()
         seconds = time.perf_counter() - t0
         cpu = {k: v - cpu_before[k] for k, v in server.cpu().items()}
+        client_cpu = time.process_time() - client_before
         load_after = os.getloadavg()
         stop.set()
         for t in readers:
@@ -318,6 +320,8 @@ def main() -> None:
         "records_per_s": round(sent / seconds, 1),
         "service_cpu_s": {k: round(v, 2) for k, v in cpu.items()},
         "service_cpu_ms_per_record": {k: round(1000 * v / sent, 2) for k, v in cpu.items()},
+        # The clients run on the same CPUs: what they take, the service cannot have.
+        "client_cpu_s": round(client_cpu, 2),
         "fates": fates,
         "games_stored": games,
         "rejects": rejects,
