@@ -21,7 +21,10 @@ file, each stage in its own process (the median of ``--reps`` runs):
    interleaved (parse, validate, parse, validate, ...): the one-core ratio against the
    target of 0.4 (issue 16) and the card plays/s against 1 M (issue 12), side by side,
    and ``validate --workers <all CPUs>`` (not pinned): its speed-up over one core against
-   the target of 1.8 on two cores (issue 16).
+   the target of 1.8 on two cores (issue 16).  Beside it, the machine's own ceiling: as many
+   one-core validations at once as there are CPUs, each pinned to its own (``pair``): the
+   work of N one-core runs done in the time of the slowest, so ``N × one ÷ pair`` is what
+   N independent processes get from N CPUs here, before any hand-off between them.
    ``--baseline PATH`` adds the ``validate`` of another install (e.g. main's
    ``.venv/bin/backalley``) to the same interleaved rounds.  Both wall and CPU seconds
    (user + system of the process tree) are kept: on a shared machine the CPU ratio is
@@ -39,6 +42,7 @@ once per process) and summed PSS (each page counted once).  Results go to the te
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -157,6 +161,28 @@ def run_timed(
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
     return elapsed, peak / 1024, peak_pss / 1024, cpu_children() - cpu0
+
+
+def run_pinned_together(cmd: list[str], cpus: int) -> tuple[float, float]:
+    """Run ``cpus`` copies of ``cmd`` at once, each pinned to its own CPU; (seconds until the last ends,
+    CPU seconds of all): the machine's ceiling for that many independent processes."""
+    cpu0 = cpu_children()
+    start = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=functools.partial(os.sched_setaffinity, 0, {k}),
+            cwd=ROOT,
+        )
+        for k in sorted(os.sched_getaffinity(0))[:cpus]
+    ]
+    for proc in procs:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
+    return time.perf_counter() - start, cpu_children() - cpu0
 
 
 def count_plays(path: Path) -> tuple[int, int]:
@@ -355,18 +381,25 @@ def rulesets_stage(args: argparse.Namespace, work: Path) -> dict[str, dict[str, 
             cmds["baseline"] = [str(args.baseline), "validate", "--json", "--workers", "1", str(path)]
         wall: dict[str, list[float]] = {k: [] for k in cmds}
         cpu: dict[str, list[float]] = {k: [] for k in cmds}
+        wall["pair"], cpu["pair"] = [], []
         for _ in range(args.reps):
             for k, cmd in cmds.items():
                 elapsed, _peak, _pss, used = run_timed(cmd, k != "validate_all", sample=False)  # (no memory shown)
                 wall[k].append(elapsed)
                 cpu[k].append(used)
-        w = {k: statistics.median(v) for k, v in wall.items()}
-        c = {k: statistics.median(v) for k, v in cpu.items()}
+            if cpus > 1:
+                elapsed, used = run_pinned_together(cmds["validate"], cpus)
+                wall["pair"].append(elapsed)
+                cpu["pair"].append(used)
+        w = {k: statistics.median(v) for k, v in wall.items() if v}
+        c = {k: statistics.median(v) for k, v in cpu.items() if v}
         row: dict[str, Any] = {"games": games, "plays": plays, "wall_s": w, "cpu_s": c}
         row["startup_share"] = round(w["startup"] / w["validate"], 3)
         row["startup_cpu_share"] = round(c["startup"] / c["validate"], 3)
         row["cpus"] = cpus
         row["all_cpus_speedup"] = round(w["validate"] / w["validate_all"], 2)
+        # What as many independent one-core runs as CPUs get here: the ceiling of the speed-up.
+        row["machine_ceiling"] = round(cpus * w["validate"] / w["pair"], 2) if "pair" in w else 1.0
         for k in cmds:
             if k not in ("parse", "startup", "validate_all"):
                 row[f"{k}_ratio"] = round(w["parse"] / w[k], 3)
@@ -384,7 +417,8 @@ def rulesets_line(spec: str, row: dict[str, Any]) -> str:
         f"{RATIO_TARGET})  {row['validate_plays_per_s'] / 1e6:5.2f} M plays/s (CPU "
         f"{row['validate_cpu_plays_per_s'] / 1e6:.2f}; target {PLAYS_TARGET / 1e6:g})"
         f"  start-up {row['startup_share']:.0%} (CPU {row['startup_cpu_share']:.0%})"
-        f"  {row['cpus']} CPUs {row['all_cpus_speedup']:.2f}x (target {ALL_CPUS_TARGET}x)"
+        f"  {row['cpus']} CPUs {row['all_cpus_speedup']:.2f}x (target {ALL_CPUS_TARGET}x;"
+        f" {row['cpus']} one-core runs at once: {row.get('machine_ceiling', float('nan')):.2f}x)"
     )
     if "baseline_ratio" in row:
         line += (
@@ -399,7 +433,7 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
     head = (
         f"| ruleset | games | plays/game | × parse limit (target {RATIO_TARGET}) | CPU × parse "
         f"| M plays/s (target {PLAYS_TARGET / 1e6:g}) | CPU M plays/s | start-up share (CPU) "
-        f"| all CPUs ÷ one (target {ALL_CPUS_TARGET}) |"
+        f"| all CPUs ÷ one (target {ALL_CPUS_TARGET}) | the machine: N one-core runs at once |"
     )
     head += " baseline × parse | baseline CPU × parse | baseline M plays/s |" if base else ""
     lines = [
@@ -419,6 +453,7 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             f"{r['validate_cpu_plays_per_s'] / 1e6:.2f}",
             f"{r['startup_share']:.0%} ({r['startup_cpu_share']:.0%})",
             f"{r['all_cpus_speedup']:.2f} ({r['cpus']} CPUs)",
+            f"{r['machine_ceiling']:.2f}" if "machine_ceiling" in r else "—",
         ]
         if base:
             cells += [
