@@ -36,7 +36,8 @@ file, each stage in its own process (the median of ``--reps`` runs):
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
 once per process) and summed PSS (each page counted once).  Results go to the terminal and to
-``benchmarks/results.json``; ``--readme`` also rewrites the table in README.md.
+``benchmarks/results.json`` (a run with ``--skip``: ``results-partial.json`` in ``--work``, or
+``--out``); ``--readme`` also rewrites the table in README.md.
 """
 
 from __future__ import annotations
@@ -224,6 +225,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--readme", action="store_true", help="rewrite the benchmark table in README.md")
     ap.add_argument("--skip", default="", help="comma-separated stages to skip")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        help="where the results go (default: benchmarks/results.json for a whole run; with --skip,"
+        " results-partial.json in the scratch folder, so that a partial run leaves the whole one's figures)",
+    )
     ap.add_argument("--solver-sizes", default="1-13", help="hand sizes for the analyze stage (default 1-13)")
     ap.add_argument(
         "--rulesets",
@@ -309,17 +316,22 @@ def main() -> None:
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
-    (ROOT / "benchmarks" / "results.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    table = markdown_table(out)
-    print()
-    print(table)
+    dest = args.out or (work / "results-partial.json" if skip else ROOT / "benchmarks" / "results.json")
+    dest.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    table = markdown_table(out) if results else ""
+    if table:
+        print()
+        print(table)
     if per_ruleset:
         print()
         print(rulesets_table(per_ruleset, out["load_average"]))
     if dask:
         print()
         print(dask_markdown(dask))
-    if args.readme:
+    print(f"\nresults: {dest}", flush=True)
+    if args.readme and not table:
+        print("README.md not updated: the stages of its table were skipped", flush=True)
+    elif args.readme:
         readme = ROOT / "README.md"
         text = readme.read_text(encoding="utf-8")
         start, end = "<!-- bench:start -->", "<!-- bench:end -->"
