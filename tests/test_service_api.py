@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -350,7 +351,7 @@ def test_hostile_text_is_escaped_everywhere(client: TestClient) -> None:
     for path in ("/games/g9", "/games/g9/deals/1", "/players"):
         pages[path] = client.get(path).text
     for name in HOSTILE_PLAYERS.values():
-        res = client.get(f"/players/{name}")
+        res = player_page(client, name)
         assert res.status_code == 200, name
         pages[name] = res.text
     for where, text in pages.items():
@@ -453,3 +454,44 @@ def test_pages_read_their_templates_once(client: TestClient, monkeypatch: pytest
 
     monkeypatch.setattr(os.path, "getmtime", no_stat)
     assert client.get("/").status_code == 200
+
+
+def player_page(client: TestClient, name: str, timeout: float = 60.0) -> Any:
+    """``/players/{name}`` once the players' figures hold the games stored so far: they are recomputed in
+    the background, a page asking for a new player at most :data:`~backalley.service.state.METRICS_SHARE`
+    of the time."""
+    deadline = time.monotonic() + timeout
+    while (res := client.get(f"/players/{name}")).status_code == 404 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return res
+
+
+def test_the_service_starts_computing_the_players_figures_when_it_starts(db: Path) -> None:
+    """The players' figures are computed in the background from start-up: the first ``/players`` does not
+    compute them itself (on a large store they take seconds)."""
+    with make_client(db) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        assert svc._refresher is not None
+        svc._refresher.join(60)
+        warm = svc._metrics
+        assert warm is not None
+        assert client.get("/players").status_code == 200
+        assert svc._metrics is warm  # served from the start-up's figures
+
+
+def test_a_new_players_page_is_there_once_the_figures_are_recomputed(db: Path) -> None:
+    """A player whose first games were stored after the figures were computed: a 404 that says as of when
+    the figures are, while they may not be recomputed yet; the page once they are."""
+    with make_client(db, metrics_max_age=3600) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        svc.metrics()
+        rec = record("np-1", seed=8)
+        assert upload(client, ndjson(rec)).status_code == 200
+        name = rec["players"]["N"]
+        assert svc._metrics is not None
+        svc._metrics = replace(svc._metrics, seconds=3600.0)  # computing them took long: they rest
+        missing = client.get(f"/players/{name}")
+        assert missing.status_code == 404 and "as of" in missing.text and "recomputed in the background" in missing.text
+        svc._metrics = replace(svc._metrics, seconds=0.0)
+        assert client.get(f"/players/{name}").status_code == 200
+        assert client.get("/players/nobody-at-all").status_code == 404

@@ -239,6 +239,91 @@ def test_players_figures_rest_ten_times_as_long_as_they_took(tmp_path: Path) -> 
         svc.close()
 
 
+def test_the_first_figures_are_computed_once_in_the_background_and_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``warm`` (the service's start-up) computes the figures in a thread of their own; a request that comes
+    while they are being computed waits for them instead of computing them a second time."""
+    from backalley.service import state
+
+    calls: list[str] = []
+    started, release = threading.Event(), threading.Event()
+    real = state.compute
+
+    def slow(cur: duckdb.DuckDBPyConnection) -> Any:
+        calls.append(threading.current_thread().name)
+        started.set()
+        assert release.wait(60)
+        return real(cur)
+
+    monkeypatch.setattr(state, "compute", slow)
+    svc = Service(Settings(db=tmp_path / "w.duckdb"))
+    try:
+        svc.warm()
+        assert started.wait(60) and calls == ["backalley-metrics"]
+        svc.warm()  # computing already: nothing more
+        answered: list[Any] = []
+        request = threading.Thread(target=lambda: answered.append(svc.metrics()))
+        request.start()
+        request.join(0.2)
+        assert request.is_alive() and not answered  # waits for the figures being computed
+        release.set()
+        request.join(60)
+        assert answered and answered[0] is svc.metrics()
+        assert calls == ["backalley-metrics"]  # computed once, in the background
+    finally:
+        release.set()
+        svc.close()
+
+
+def test_figures_that_failed_at_start_up_are_computed_by_the_first_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the computation at start-up fails (it is logged), the first request computes the figures itself."""
+    from backalley.service import state
+
+    real, calls = state.compute, []
+
+    def failing_once(cur: duckdb.DuckDBPyConnection) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise duckdb.IOException("disk trouble")
+        return real(cur)
+
+    monkeypatch.setattr(state, "compute", failing_once)
+    svc = Service(Settings(db=tmp_path / "f.duckdb"))
+    try:
+        svc.warm()
+        assert svc._refresher is not None
+        svc._refresher.join(60)
+        assert svc._metrics is None and len(calls) == 1
+        assert svc.metrics() is not None and len(calls) == 2
+    finally:
+        svc.close()
+
+
+def test_current_figures_are_recomputed_after_a_write_within_the_figures_share(tmp_path: Path) -> None:
+    """``current_metrics`` (a page about a player the figures may not hold yet) recomputes the figures after
+    a write without waiting for ``metrics_max_age``, but not sooner than ten times their last computation's
+    length after it (:data:`METRICS_SHARE`); unchanged figures are not recomputed."""
+    svc = Service(Settings(db=tmp_path / "c.duckdb", metrics_max_age=3600.0))
+    try:
+        first = svc.metrics()
+        assert svc.current_metrics() is first and not svc.figures_behind()  # nothing written
+        svc.upload([item("c-1")])
+        assert svc.figures_behind()
+        assert svc._metrics is not None
+        svc._metrics = replace(svc._metrics, seconds=3600.0)  # took an hour: rests ten
+        assert svc.current_metrics() is first and svc._refresher is None
+        svc._metrics = replace(svc._metrics, seconds=0.0)
+        fresh = svc.current_metrics()
+        assert fresh is not first and not svc.figures_behind()
+        names = set(record("c-1")["players"].values())
+        assert names <= set(fresh.players["player"].to_list()) and not names & set(first.players["player"].to_list())
+    finally:
+        svc.close()
+
+
 def test_refreshed_figures_come_with_their_index_page_rendered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The report's index page of new figures is rendered in the thread that computed them, before
     they are served: the request for ``/players`` after a refresh renders nothing."""

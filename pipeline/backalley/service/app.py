@@ -38,6 +38,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        svc.warm()  # the players' figures: computed from the start, in the background
         yield
         svc.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -227,11 +228,31 @@ def report_index() -> Response:
 @router.get("/players/{player_id:path}", response_class=HTMLResponse)
 def player(player_id: str, request: Request) -> HTMLResponse:
     """A player's report page, by id, or by the report's file name (``<slug>.html``, as its links give)."""
-    m = reader(request).metrics()
-    linked = page_files(m.players["player"].to_list())
-    name = player_id if player_id in linked else None
-    if name is None and player_id.endswith(".html"):
-        name = next((p for p, file in linked.items() if file == f"players/{player_id}"), None)
+    svc = reader(request)
+    m = svc.metrics()
+    name = _player_named(m, player_id)
+    if name is None:  # perhaps a player of games stored since the figures were computed
+        m = svc.current_metrics()
+        name = _player_named(m, player_id)
     if name is None:
-        raise Problem(404, f"no player {player_id!r} in the stored games")
+        raise Problem(404, f"no player {player_id!r} in the stored games{_as_of(svc)}")
     return _report_page(REPORT_PAGES.get(m, name))
+
+
+def _player_named(m: Metrics, player_id: str) -> str | None:
+    """The player a ``/players/…`` path names in the figures ``m``: by id, or by the page's file name."""
+    linked = page_files(m.players["player"].to_list())
+    if player_id in linked:
+        return player_id
+    if player_id.endswith(".html"):
+        return next((p for p, file in linked.items() if file == f"players/{player_id}"), None)
+    return None
+
+
+def _as_of(svc: Service) -> str:
+    """When the players' figures were computed, if the store changed since (they lag behind uploads)."""
+    at = svc.figures_time()
+    if at is None or not svc.figures_behind():
+        return ""
+    stamp = time.strftime("%H:%M:%S", time.localtime(at))
+    return f" as of {stamp} (the players' figures are recomputed in the background after uploads)"

@@ -255,19 +255,68 @@ class Service:
         """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
         return self.replays.reports(items)
 
+    def warm(self) -> None:
+        """Start computing the figures in the background (the service does at start-up): the first
+        request for them then waits for less, or not at all."""
+        with self._metrics_lock:
+            if self._metrics is None and not self._refreshing:
+                self._start_refresh()
+
     def metrics(self) -> Metrics:
-        """The report's figures: computed on the first call; after a write, recomputed in the background
-        while the last figures are served, at most once per ``metrics_max_age`` seconds and at most
-        :data:`METRICS_SHARE` of the time (:meth:`_stale`)."""
+        """The report's figures: computed on the first call (or waited for while :meth:`warm` computes
+        them); after a write, recomputed in the background while the last figures are served, at most
+        once per ``metrics_max_age`` seconds and at most :data:`METRICS_SHARE` of the time
+        (:meth:`_stale`)."""
+        with self._metrics_lock:
+            first = self._refresher if self._metrics is None and self._refreshing else None
+        if first is not None:
+            first.join()
         with self._metrics_lock:
             cached = self._metrics
-            if cached is None:
+            if cached is None:  # (not computed yet, or the computation at start-up failed: computed here)
                 cached = self._compute_metrics()
             elif self._stale(cached) and not self._refreshing:
-                self._refreshing = True
-                self._refresher = threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True)
-                self._refresher.start()
+                self._start_refresh()
             return cached.metrics
+
+    def current_metrics(self) -> Metrics:
+        """The figures, recomputed first if the store changed since they were computed: for a request
+        about something they may not hold yet (the page of a player whose games were just stored).
+
+        Such a request does not wait for ``metrics_max_age``, but the figures are still computed at
+        most :data:`METRICS_SHARE` of the time: when the last computation is too recent, the figures
+        are those of :meth:`metrics`. A computation already running is waited for."""
+        figures = self.metrics()
+        with self._metrics_lock:
+            cached = self._metrics
+            due = (
+                cached is not None
+                and cached.generation != self.generation
+                and time.monotonic() - cached.done >= cached.seconds / METRICS_SHARE
+            )
+            if due and not self._refreshing:
+                self._start_refresh()
+            running = self._refresher if self._refreshing else None
+        if running is None:
+            return figures
+        running.join()
+        return self.metrics()
+
+    def figures_time(self) -> float | None:
+        """When the figures served now were computed (``time.time()``), if they were."""
+        cached = self._metrics
+        return None if cached is None else time.time() - (time.monotonic() - cached.done)
+
+    def figures_behind(self) -> bool:
+        """The store changed since the figures served now were computed."""
+        cached = self._metrics
+        return cached is not None and cached.generation != self.generation
+
+    def _start_refresh(self) -> None:
+        """Compute the figures in a thread of their own (the caller holds ``_metrics_lock``)."""
+        self._refreshing = True
+        self._refresher = threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True)
+        self._refresher.start()
 
     def _stale(self, cached: _Figures) -> bool:
         """Written to since, and rested long enough: ``metrics_max_age`` seconds, and ten times as long as
