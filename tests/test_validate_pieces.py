@@ -18,10 +18,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from backalley.cli import app
-from backalley.sources import BOM, InputFile, Item, expand, read_file, read_span, spans
+from backalley.sources import BOM, InputFile, Item, count_lines, expand, line_ranges, read_file, read_span, spans
 from backalley.validate import Piece, Summary, pool_context, validate_files
 from tests.test_schema import random_record
 
@@ -302,3 +304,33 @@ def test_cli_all_valid_exits_0_with_workers(tmp_path: Path) -> None:
     one = runner.invoke(app, ["validate", "--json", str(tmp_path)])
     two = runner.invoke(app, ["validate", "--json", "--workers", "2", str(tmp_path)])
     assert (one.exit_code, one.stdout) == (two.exit_code, two.stdout) and one.exit_code == 0
+
+
+@given(
+    lines=st.lists(st.integers(min_value=0, max_value=3000), max_size=300),
+    tail=st.binary(max_size=50),
+    cut=st.floats(min_value=0, max_value=1),
+)
+@settings(max_examples=200, deadline=None)
+def test_count_lines_counts_every_newline_as_bytes_count_does(lines: list[int], tail: bytes, cut: float) -> None:
+    """The fast count (``find`` for long lines, ``count`` once they are short) equals ``bytes.count``, up to
+    any end, whatever the mix of line lengths."""
+    data = b"".join(b"x" * n + b"\n" for n in lines) + tail
+    end = int(len(data) * cut)
+    assert count_lines(data, end) == data.count(b"\n", 0, end)
+    assert count_lines(bytearray(data), len(data)) == data.count(b"\n")
+
+
+def test_cut_points_and_line_numbers_of_long_and_short_lines(tmp_path: Path) -> None:
+    """A file whose lines are long, then short, then long again (the count's two ways): every range
+    starts on a line's first byte and knows its line's number, for block sizes below and above a line."""
+    lines = [b"L" * 5000] * 30 + [b"s" * 20] * 500 + [b"M" * 3000] * 20
+    data = b"\n".join(lines) + b"\n"
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(data)
+    for block in (100, 1024, 4096, 70_000, 1 << 20):
+        ranges = list(line_ranges(path, len(data), block))
+        assert ranges[0][0] == 0 and ranges[-1][1] == len(data), block
+        for (start, end, first), nxt in zip(ranges, [*ranges[1:], (len(data), None, None)], strict=True):
+            assert end == nxt[0] and (start == 0 or data[start - 1 : start] == b"\n")
+            assert first == data.count(b"\n", 0, start) + 1
