@@ -254,25 +254,6 @@ def _lines(source: str, fh: Iterable[bytes], first: int = 1) -> Iterator[Item]:
             yield Item(source, number, raw)
 
 
-def line_blocks(fh: IO[bytes], block_bytes: int, size: int | None = None) -> Iterator[tuple[bytes, int]]:
-    """``(data, first line)`` of consecutive blocks of ``fh`` of about ``block_bytes``, each cut after a newline.
-
-    Every block but the last ends with a newline, so its lines are whole and
-    numbered as a whole-file read numbers them.  Reading stops at the end of
-    ``fh`` or once ``size`` bytes are read (no cut past ``size``).
-    """
-    line, done = 1, 0
-    while size is None or done < size:
-        data = fh.read(block_bytes)
-        if not data:
-            break
-        if size is None or done + len(data) < size:
-            data += fh.readline()  # to the end of the line the block stops in
-        yield data, line
-        line += count_lines(data, len(data))
-        done += len(data)
-
-
 #: Below this many bytes a line on average, :func:`count_lines` counts with one ``bytes.count``.
 SHORT_LINE = 1024
 

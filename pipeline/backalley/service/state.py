@@ -289,11 +289,7 @@ class Service:
         figures = self.metrics()
         with self._metrics_lock:
             cached = self._metrics
-            due = (
-                cached is not None
-                and cached.generation != self.generation
-                and time.monotonic() - cached.done >= cached.seconds / METRICS_SHARE
-            )
+            due = cached is not None and self._stale(cached, max_age=0.0)
             if due and not self._refreshing:
                 self._start_refresh()
             running = self._refresher if self._refreshing else None
@@ -318,10 +314,11 @@ class Service:
         self._refresher = threading.Thread(target=self._refresh_metrics, name="backalley-metrics", daemon=True)
         self._refresher.start()
 
-    def _stale(self, cached: _Figures) -> bool:
-        """Written to since, and rested long enough: ``metrics_max_age`` seconds, and ten times as long as
-        the last computation took (on a large store it takes seconds of the CPUs the uploads need)."""
-        rest = max(self.settings.metrics_max_age, cached.seconds / METRICS_SHARE)
+    def _stale(self, cached: _Figures, max_age: float | None = None) -> bool:
+        """Written to since, and rested long enough: ``max_age`` seconds (default ``metrics_max_age``), and
+        ten times as long as the last computation took (on a large store it takes seconds of the CPUs the
+        uploads need)."""
+        rest = max(self.settings.metrics_max_age if max_age is None else max_age, cached.seconds / METRICS_SHARE)
         return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
     def _figures(self) -> _Figures:
