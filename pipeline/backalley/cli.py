@@ -17,6 +17,7 @@ from typer.core import TyperCommand
 from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label
 from backalley.validate import Checked, Summary, default_workers, validate_files, worker_count
+from backalley.workers import WorkerDied
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
     from backalley.ingest import RunSummary
@@ -224,12 +225,15 @@ def validate(
     write = sys.stdout.buffer.write
     with progress_bar("validating", show=sys.stderr.isatty() and total >= PROGRESS_MIN_BYTES) as bar:
         task = bar.add_task("", total=total or None, records=0)
-        for piece in validate_files(files, workers, json_out, not quiet, limit):
-            summary.add_piece(piece)
-            bar.update(task, advance=piece.size, records=summary.records)
-            write(piece.output)
-            for item, result in piece.shown:
-                show_result(item, result)
+        try:
+            for piece in validate_files(files, workers, json_out, not quiet, limit):
+                summary.add_piece(piece)
+                bar.update(task, advance=piece.size, records=summary.records)
+                write(piece.output)
+                for item, result in piece.shown:
+                    show_result(item, result)
+        except WorkerDied as exc:
+            raise fail(f"{exc}; the records after the last one reported were not checked") from None
     if summary.records == 0:
         raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
     if not json_out:

@@ -27,10 +27,10 @@ import orjson
 from backalley.fastrecord import fast_decode_any
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
+from backalley.workers import ordered_map
 
 if TYPE_CHECKING:  # multiprocessing is imported only when workers start: one worker, or a single record, starts sooner
-    from multiprocessing.context import BaseContext
-    from multiprocessing.pool import AsyncResult
+    from backalley.workers import ProcessContext
 
 #: Allocations between collections of the youngest generation in a process that replays.
 GC_THRESHOLD = 100_000
@@ -245,8 +245,6 @@ def check_piece(items: Iterable[Item], json_report: bool, show_valid: bool, max_
 
 #: Records per piece checked in this process (``workers=1``).
 PIECE_RECORDS = 64
-#: Tasks (lists of spans) in flight per worker process.
-IN_FLIGHT = 2
 #: Spans at most per task (many small files go to a worker together).
 TASK_SPANS = 256
 
@@ -264,8 +262,9 @@ def validate_files(
     With one worker the records are read and checked here, a few at a time (one at
     a time from standard input or a pipe, so that each is reported as it comes).  With
     several, each worker reads and checks pieces of about ``span_bytes`` of input
-    (:func:`~backalley.sources.spans`) and sends back their results as one:
-    this process only cuts large files at newlines and writes what comes back.
+    (:func:`~backalley.sources.spans`) and sends back their results as one
+    (:func:`~backalley.workers.ordered_map`): this process, which runs no thread,
+    only cuts large files at newlines and writes what comes back.
     A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.
     """
     freeze_at_exit()
@@ -279,26 +278,19 @@ def validate_files(
                 piece.size = sum(len(item.raw) + 1 for item in batch)
                 yield piece
         return
-    tasks = _tasks(spans(files, span_bytes), span_bytes)
-    with pool_context().Pool(workers, initializer=tune_gc) as pool:
-        pending: deque[tuple[int, AsyncResult[Piece]]] = deque()
+    sizes: deque[int] = deque()  # each task's bytes of input, for its piece's progress
 
-        def submit(task: list[Span]) -> None:
-            args = (task, json_report, show_valid, max_record_bytes)
-            pending.append((sum(s.size for s in task), pool.apply_async(_check_task, args)))
+    def tasks() -> Iterator[tuple[list[Span], bool, bool, int]]:
+        for task in _tasks(spans(files, span_bytes), span_bytes):
+            sizes.append(sum(s.size for s in task))
+            yield task, json_report, show_valid, max_record_bytes
 
-        for task in islice(tasks, workers * IN_FLIGHT):
-            submit(task)
-        while pending:
-            size, result = pending.popleft()
-            piece = result.get()
-            if (more := next(tasks, None)) is not None:
-                submit(more)
-            piece.size = size
-            yield piece
+    for piece in ordered_map(_check_task, tasks(), workers, pool_context(), initializer=tune_gc):
+        piece.size = sizes.popleft()
+        yield piece
 
 
-def pool_context() -> BaseContext:
+def pool_context() -> ProcessContext:
     """How to start worker processes: ``fork`` on Linux when this process runs no other thread.
 
     A forked worker has the replay imported already and starts in about 10 ms;
@@ -310,7 +302,9 @@ def pool_context() -> BaseContext:
 
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    if os.name == "posix":
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
 
 
 def _tasks(parts: Iterable[Span], span_bytes: int) -> Iterator[list[Span]]:

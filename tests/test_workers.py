@@ -1,0 +1,120 @@
+"""The worker processes of ``validate --workers``: results in order, errors raised here, no thread, no orphan."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import backalley.validate
+from backalley import workers
+from backalley.cli import app
+from backalley.workers import RemoteTraceback, WorkerDied, ordered_map
+
+FORK = multiprocessing.get_context("fork")
+runner = CliRunner()
+
+
+def square_after(n: int, delay: float) -> tuple[int, int]:
+    time.sleep(delay)
+    return n, n * n
+
+
+def fail_on(n: int, bad: int) -> int:
+    if n == bad:
+        raise ValueError(f"task {n} is bad")
+    return n
+
+
+def die_on(n: int, bad: int) -> int:
+    if n == bad:
+        os._exit(3)
+    return n
+
+
+def no_workers_left() -> bool:
+    deadline = time.monotonic() + 5
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return not multiprocessing.active_children()
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 57])
+def test_results_come_back_in_task_order_whatever_the_timing(count: int) -> None:
+    rng = random.Random(count)
+    tasks = [(n, rng.choice([0.0, 0.0, 0.002, 0.01])) for n in range(count)]
+    got = list(ordered_map(square_after, iter(tasks), 3, FORK))
+    assert got == [(n, n * n) for n in range(count)]
+    assert no_workers_left()
+
+
+def test_results_come_back_in_order_from_forkserver_workers() -> None:
+    ctx = multiprocessing.get_context("forkserver")
+    got = list(ordered_map(os.path.join, ((f"a{n}", "b") for n in range(20)), 2, ctx))
+    assert got == [os.path.join(f"a{n}", "b") for n in range(20)]
+
+
+def test_no_thread_is_started_in_this_process() -> None:
+    before = threading.active_count()
+    counts = [threading.active_count() for _ in ordered_map(square_after, ((n, 0.001) for n in range(30)), 2, FORK)]
+    assert set(counts) == {before}
+
+
+def test_tasks_are_taken_only_as_far_ahead_as_the_bound() -> None:
+    taken = 0
+
+    def tasks() -> Iterator[tuple[int, float]]:
+        nonlocal taken
+        for n in range(100):
+            taken += 1
+            yield n, (0.3 if n == 0 else 0.0)  # the first result comes last: the others must wait
+
+    it = ordered_map(square_after, tasks(), 2, FORK)
+    assert next(it) == (0, 0)
+    assert taken <= workers.AHEAD * 2 + 1
+    assert [n for n, _ in it] == list(range(1, 100))
+
+
+def test_an_exception_in_a_task_is_raised_here_with_the_workers_traceback() -> None:
+    with pytest.raises(ValueError, match="task 5 is bad") as info:
+        list(ordered_map(fail_on, ((n, 5) for n in range(20)), 2, FORK))
+    assert isinstance(info.value.__cause__, RemoteTraceback)
+    assert "fail_on" in str(info.value.__cause__)
+    assert no_workers_left()
+
+
+def test_a_worker_that_dies_ends_the_run_with_worker_died() -> None:
+    with pytest.raises(WorkerDied, match=r"exit code 3"):
+        list(ordered_map(die_on, ((n, 7) for n in range(40)), 2, FORK))
+    assert no_workers_left()
+
+
+def test_closing_the_results_early_stops_the_workers() -> None:
+    it = ordered_map(square_after, ((n, 0.01) for n in range(1000)), 2, FORK)
+    assert next(it) == (0, 0)
+    it.close()
+    assert no_workers_left()
+
+
+def test_validate_reports_a_dead_worker_as_an_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "games.jsonl"
+    path.write_bytes(b"{}\n" * 10)
+    monkeypatch.setattr(backalley.validate, "_check_task", die_on_task)
+    result = runner.invoke(app, ["validate", "--workers", "2", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "worker process" in result.output and "exit code 3" in result.output
+    assert "Traceback" not in result.output
+    assert no_workers_left()
+
+
+def die_on_task(*args: object) -> None:
+    os._exit(3)
