@@ -309,6 +309,31 @@ def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: p
     assert sql(db, "SELECT status FROM ingest_runs") == [("failed",)]
 
 
+def test_item10_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import concurrent.futures.process
+
+    import backalley.ingest
+    import backalley.validate
+
+    class DeadPool(concurrent.futures.ProcessPoolExecutor):
+        """What ``ProcessPoolExecutor`` does once a worker is gone: every result raises."""
+
+        def map(self, *args: Any, **kwargs: Any) -> Any:
+            raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
+
+    f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game(f"g{n}")) for n in range(4)])
+    db = tmp_path / "s.duckdb"
+    monkeypatch.setattr(backalley.ingest, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(backalley.validate, "default_workers", lambda: 2)
+    result = runner.invoke(app, ["ingest", str(f), "--db", str(db), "--workers", "2"])
+    assert result.exit_code == 2, result.output
+    assert "worker process stopped" in result.output and "marked failed" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert sql(db, "SELECT status FROM ingest_runs") == [("failed",)]
+
+
 @pytest.mark.parametrize("command", ["validate", "ingest"])
 def test_item10_workers_are_capped_at_the_cpus_and_the_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str

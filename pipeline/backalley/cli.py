@@ -518,6 +518,8 @@ def ingest(
             )
     except StoreError as exc:
         raise fail(str(exc)) from None
+    except WorkerDied as exc:
+        raise fail(f"{exc}; the run is marked failed, the chunks committed before it stay stored") from None
     if run.records == 0:
         raise fail(f"no records in {', '.join(paths)} (only blank lines)")
     print_run(run, json_out)
