@@ -15,6 +15,7 @@ builds the decoders, about 5 ms of every command's start-up.
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
@@ -65,6 +66,11 @@ def instant(value: str) -> datetime:
 
 def _matched_instant(value: str) -> datetime:
     """:func:`instant` of a value that matches ``_RFC3339`` already (the fast decoder's pattern is it)."""
+    if value[10] == "T" and value[19:] == "Z" and value[17:19] != "60":  # the usual form, read as it is
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a real date and time") from None
     text = value.upper().replace("Z", "+00:00")
     leap = text[17:19] == "60"
     if leap:
@@ -187,7 +193,8 @@ def to_fast(value: dict[str, Any]) -> FastRecord:
 def _nfc_players(rec: "FastRecord | FastRecordV2") -> FastPlayers:
     """Put the record's player ids in NFC, in place (the replay, the store and reports see these)."""
     p = rec.players
-    p.N, p.E, p.S, p.W = nfc(p.N), nfc(p.E), nfc(p.S), nfc(p.W)
+    if not (p.N.isascii() and p.E.isascii() and p.S.isascii() and p.W.isascii()):  # ASCII is NFC already
+        p.N, p.E, p.S, p.W = nfc(p.N), nfc(p.E), nfc(p.S), nfc(p.W)
     return p
 
 
@@ -396,17 +403,36 @@ class FastBabOnlineRecordV2(FastRecordV2, kw_only=True):
 
 def _narrow_ok(rec: FastRecordV2) -> bool:
     """What a per-ruleset Struct leaves to Python: the options, and the numbers and side keys they imply."""
-    try:
-        rules = find_ruleset(rec.ruleset, () if rec.options is msgspec.UNSET else rec.options)
-    except RulesetError:
+    limits = _limits(rec.ruleset, () if rec.options is msgspec.UNSET else rec.options)
+    if limits is None:
         return False
-    deals, sides = rules.scored_deals, frozenset(rules.sides)
+    deals, sides = limits
     for d in rec.deals:
         res = d.result
         if d.number > deals or (res is not msgspec.UNSET and not (res.tricks.keys() == sides == res.points.keys())):
             return False
     fs = rec.final_score
     return fs is msgspec.UNSET or fs.keys() == sides
+
+
+#: The last ruleset asked of :func:`_limits` (name, options) and its answer: a file mostly holds one.
+_last_limits: tuple[str, object, tuple[int, frozenset[str]] | None] = ("", None, None)
+
+
+def _limits(name: str, options: Sequence[str]) -> tuple[int, frozenset[str]] | None:
+    """The scored deals and the side keys of ruleset ``name`` with ``options``; ``None`` if there is none such."""
+    global _last_limits
+    last_name, last_options, got = _last_limits
+    if name == last_name and options == last_options:
+        return got
+    try:
+        rules = find_ruleset(name, options)
+    except RulesetError:
+        got = None
+    else:
+        got = rules.scored_deals, frozenset(rules.sides)
+    _last_limits = name, options[:], got  # (a copy: the record's list is not this cache's)
+    return got
 
 
 #: The fast decoders, each with what it leaves to Python (beyond :func:`_common_ok`): format 1,
