@@ -1,3 +1,3 @@
-from backalley.cli import app
+from backalley.batch import main
 
-app(prog_name="backalley")
+main()

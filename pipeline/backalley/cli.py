@@ -14,6 +14,7 @@ import orjson
 import typer
 from typer.core import TyperCommand
 
+from backalley.batch import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label
 from backalley.validate import Checked, Summary, default_workers, validate_files, worker_count
@@ -96,10 +97,6 @@ def _main(
     ] = False,
 ) -> None:
     """Check, score and analyse played games of Back Alley."""
-
-
-#: Show a progress bar when stderr is a terminal and the input is at least this large.
-PROGRESS_MIN_BYTES = 1 << 20
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
