@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +38,10 @@ def die_on(n: int, bad: int) -> int:
     if n == bad:
         os._exit(3)
     return n
+
+
+def grow(data: bytes) -> bytes:
+    return data * 8
 
 
 def no_workers_left() -> bool:
@@ -80,6 +85,25 @@ def test_tasks_are_taken_only_as_far_ahead_as_the_bound() -> None:
     assert next(it) == (0, 0)
     assert taken <= workers.AHEAD * 2 + 1
     assert [n for n, _ in it] == list(range(1, 100))
+
+
+def test_large_tasks_and_larger_results_do_not_wait_on_each_other() -> None:
+    """A worker writing a result larger than its pipe waits for this process to read it: this process
+    must not be waiting to send that worker a task larger than its pipe at the same time."""
+
+    def too_long(*_: object) -> None:
+        raise TimeoutError("the workers and this process waited on each other")
+
+    tasks = [(bytes([n]) * 300_000,) for n in range(12)]
+    old = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(60)
+    try:
+        got = list(ordered_map(grow, iter(tasks), 2, FORK))
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert got == [t[0] * 8 for t in tasks]
+    assert no_workers_left()
 
 
 def test_an_exception_in_a_task_is_raised_here_with_the_workers_traceback() -> None:

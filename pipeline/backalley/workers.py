@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # multiprocessing is imported when workers start: a one-proce
 
 #: Tasks sent ahead to each worker: one to work on and one waiting in its pipe.
 IN_FLIGHT = 2
+#: A task of more bytes than this, pickled, is sent only to a worker with no task (a pipe holds at
+#: least this much on every system: the one queued task waits there while the worker is busy).
+SMALL_TASK = 8192
 #: Tasks done or in flight at most, per worker, ahead of the oldest result not yet given back.
 AHEAD = 2 * IN_FLIGHT
 
@@ -72,32 +75,46 @@ def ordered_map(
 
 
 def _run(pool: list[tuple[BaseProcess, Connection]], tasks: Iterator[tuple[Any, ...]]) -> Iterator[Any]:
+    from multiprocessing.reduction import ForkingPickler
+
     queued: list[deque[int]] = [deque() for _ in pool]  # task numbers sent to each worker, oldest first
     done: dict[int, Any] = {}
     sent = given = 0
+    payload: Any = None  # the next task, pickled, not sent yet
     more = True
     while True:
-        while more and (i := _idle(queued)) is not None and sent - given < AHEAD * len(pool):
-            task = next(tasks, None)
-            if task is None:
-                more = False
+        while sent - given < AHEAD * len(pool):
+            if payload is None:
+                task = next(tasks, None) if more else None
+                if task is None:
+                    more = False
+                    break
+                payload = ForkingPickler.dumps(task)
+            if (i := _worker_for(queued, len(payload))) is None:
                 break
-            pool[i][1].send(task)
+            pool[i][1].send_bytes(payload)
             queued[i].append(sent)
             sent += 1
+            payload = None
         if given in done:
             yield done.pop(given)
             given += 1
             continue
-        if not more and given == sent:
+        if not more and payload is None and given == sent:
             return
         _receive(pool, queued, done)
 
 
-def _idle(queued: list[deque[int]]) -> int | None:
-    """The worker with the fewest tasks, when it has fewer than :data:`IN_FLIGHT`."""
+def _worker_for(queued: list[deque[int]], size: int) -> int | None:
+    """The worker to send a task of ``size`` bytes: the one with the fewest tasks, if it may take one more.
+
+    A worker takes up to :data:`IN_FLIGHT` tasks, but a task above :data:`SMALL_TASK` bytes
+    only when it has none: a worker busy with a task does not read the next one, so sending
+    it would wait on the worker, while the worker may wait on this process to read a result.
+    """
     i = min(range(len(queued)), key=lambda k: len(queued[k]))
-    return i if len(queued[i]) < IN_FLIGHT else None
+    n = len(queued[i])
+    return i if n == 0 or (n < IN_FLIGHT and size <= SMALL_TASK) else None
 
 
 def _receive(pool: list[tuple[BaseProcess, Connection]], queued: list[deque[int]], done: dict[int, Any]) -> None:
