@@ -142,3 +142,22 @@ def test_validate_reports_a_dead_worker_as_an_error_not_a_traceback(
 
 def die_on_task(*args: object) -> None:
     os._exit(3)
+
+
+def test_simulate_reports_a_dead_worker_as_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import concurrent.futures.process
+
+    import backalley.simulate
+
+    class DeadPool(concurrent.futures.ProcessPoolExecutor):
+        """What ``ProcessPoolExecutor`` does once a worker is gone: the results raise."""
+
+        def map(self, *args: object, **kwargs: object) -> Iterator[object]:
+            raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
+
+    monkeypatch.setattr(backalley.simulate, "ProcessPoolExecutor", DeadPool)
+    out = tmp_path / "games.jsonl"
+    result = runner.invoke(app, ["simulate", "--games", "4", "--workers", "2", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "worker process stopped" in result.output and "holds the games before it" in result.output
+    assert "Traceback" not in result.output

@@ -339,6 +339,8 @@ def simulate(
             )
     except OSError as exc:
         raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
+    except WorkerDied as exc:
+        raise fail(f"{exc}; {out_file} holds the games before it") from None
     note(f"wrote {summary} to {out_file}")
 
 
