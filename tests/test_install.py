@@ -85,6 +85,9 @@ def _use_installed(bin_dir: Path, tmp: Path, compiled: bool) -> None:
     no_pipeline = subprocess.run([str(bin_dir / "python"), "-c", "import pipeline"], capture_output=True, cwd=work)
     assert no_pipeline.returncode != 0
     _run([backalley, "validate", "--quiet", str(SAMPLE / "valid-games.jsonl")], cwd=work)
+    reports = _run([backalley, "validate", "--json", "-w", "2", str(SAMPLE / "valid-games.jsonl")], cwd=work)
+    games = (SAMPLE / "valid-games.jsonl").read_text(encoding="utf-8").count("\n")
+    assert reports.stdout.count('"valid":true') == games  # the entry point's own validate --json, in workers
     db = work / "store.duckdb"
     ingest = subprocess.run(
         [backalley, "ingest", "--db", str(db), str(SAMPLE)], capture_output=True, text=True, cwd=work, check=False
