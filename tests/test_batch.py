@@ -171,3 +171,26 @@ def test_standard_input_is_read_by_the_fast_start() -> None:
     line = (SAMPLE / "valid-games.jsonl").read_bytes().splitlines()[0] + b"\n"
     done = run("validate", "--json", "-", stdin=line)
     assert done.returncode == 0 and done.stdout.count(b"\n") == 1 and b'"valid":true' in done.stdout
+
+
+def test_a_reader_that_stops_early_ends_it_quietly_as_the_full_command_does(tmp_path: Path) -> None:
+    many = tmp_path / "many.jsonl"
+    many.write_bytes(b"{}\n" * 20_000)  # about 6 MB of reports: more than a pipe holds
+    for cmd in (
+        [sys.executable, "-m", "backalley", "validate", "--json", str(many)],
+        [
+            sys.executable,
+            "-c",
+            "from backalley.cli import app; app(prog_name='backalley')",
+            "validate",
+            "--json",
+            str(many),
+        ],
+    ):
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.read(100)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=120) == 1, cmd
+        assert err == b"", err

@@ -12,6 +12,7 @@ keeps :func:`parse_batch` equal to what typer passes to ``validate``.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -128,15 +129,23 @@ def run_batch(batch: Batch) -> int | None:
 def main() -> None:
     """The ``backalley`` command (``python -m backalley`` too)."""
     batch = parse_batch(sys.argv[1:])
-    if batch is not None:
-        try:
-            status = run_batch(batch)
-        except KeyboardInterrupt:  # as the full command line says it
-            sys.stderr.write("\nAborted!\n")
-            sys.exit(1)
-        if status is not None:
-            sys.stdout.flush()
-            sys.exit(status)
+    if batch is not None and (status := _run(batch)) is not None:
+        sys.exit(status)
     from backalley.cli import app
 
     app(prog_name="backalley")
+
+
+def _run(batch: Batch) -> int | None:
+    """:func:`run_batch`, with what the full command line does on Ctrl-C and on a reader that stopped early."""
+    try:
+        status = run_batch(batch)
+        if status is not None:
+            sys.stdout.flush()
+        return status
+    except KeyboardInterrupt:
+        sys.stderr.write("\nAborted!\n")
+        return 1
+    except BrokenPipeError:  # `| head`: exit 1 with no message, and nothing left to flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
