@@ -75,6 +75,7 @@ def ordered_map(
 
 
 def _run(pool: list[tuple[BaseProcess, Connection]], tasks: Iterator[tuple[Any, ...]]) -> Iterator[Any]:
+    import selectors
     from multiprocessing.reduction import ForkingPickler
 
     queued: list[deque[int]] = [deque() for _ in pool]  # task numbers sent to each worker, oldest first
@@ -82,27 +83,32 @@ def _run(pool: list[tuple[BaseProcess, Connection]], tasks: Iterator[tuple[Any, 
     sent = given = 0
     payload: Any = None  # the next task, pickled, not sent yet
     more = True
-    while True:
-        while sent - given < AHEAD * len(pool):
-            if payload is None:
-                task = next(tasks, None) if more else None
-                if task is None:
-                    more = False
+    with selectors.DefaultSelector() as selector:  # registered once: a result, or a worker gone
+        for k, (proc, conn) in enumerate(pool):
+            selector.register(conn, selectors.EVENT_READ, k)
+            selector.register(proc.sentinel, selectors.EVENT_READ, k)
+        while True:
+            while sent - given < AHEAD * len(pool):
+                if payload is None:
+                    task = next(tasks, None) if more else None
+                    if task is None:
+                        more = False
+                        break
+                    payload = ForkingPickler.dumps(task)
+                if (i := _worker_for(queued, len(payload))) is None:
                     break
-                payload = ForkingPickler.dumps(task)
-            if (i := _worker_for(queued, len(payload))) is None:
-                break
-            pool[i][1].send_bytes(payload)
-            queued[i].append(sent)
-            sent += 1
-            payload = None
-        if given in done:
-            yield done.pop(given)
-            given += 1
-            continue
-        if not more and payload is None and given == sent:
-            return
-        _receive(pool, queued, done)
+                _send(pool[i], payload)
+                queued[i].append(sent)
+                sent += 1
+                payload = None
+            if given in done:
+                yield done.pop(given)
+                given += 1
+                continue
+            if not more and payload is None and given == sent:
+                return
+            for key, _ in selector.select():
+                _receive(pool[key.data], queued[key.data], done, key.fileobj is pool[key.data][1])
 
 
 def _worker_for(queued: list[deque[int]], size: int) -> int | None:
@@ -117,26 +123,36 @@ def _worker_for(queued: list[deque[int]], size: int) -> int | None:
     return i if n == 0 or (n < IN_FLIGHT and size <= SMALL_TASK) else None
 
 
-def _receive(pool: list[tuple[BaseProcess, Connection]], queued: list[deque[int]], done: dict[int, Any]) -> None:
-    """Wait for at least one result, and keep every result ready; a worker gone with tasks is an error."""
-    from multiprocessing.connection import wait
+def _send(worker: tuple[BaseProcess, Connection], payload: Any) -> None:
+    proc, conn = worker
+    try:
+        conn.send_bytes(payload)
+    except OSError:
+        proc.join(0.1)
+        raise WorkerDied(
+            f"worker process {proc.pid} stopped (exit code {proc.exitcode}) before it took a task"
+        ) from None
 
-    busy = [i for i, q in enumerate(queued) if q]
-    ready = set(wait([pool[i][1] for i in busy] + [pool[i][0].sentinel for i in busy]))
-    for i in busy:
-        proc, conn = pool[i]
-        while queued[i] and (conn in ready or proc.sentinel in ready) and conn.poll():
-            ok, value = _recv(proc, conn)
-            n = queued[i].popleft()
-            if not ok:
-                raise value[0] from RemoteTraceback(value[1])
-            done[n] = value
-            ready.discard(conn)
-        if queued[i] and proc.sentinel in ready:
-            raise WorkerDied(
-                f"worker process {proc.pid} stopped (exit code {proc.exitcode}) "
-                f"before it finished its {len(queued[i])} task(s)"
-            )
+
+def _receive(worker: tuple[BaseProcess, Connection], queued: deque[int], done: dict[int, Any], readable: bool) -> None:
+    """Keep the worker's next result (its pipe is ``readable``, or else its sentinel is ready); a worker gone
+    is an error.
+
+    One result a call: the selector reports the pipe again while more is there.
+    """
+    proc, conn = worker
+    if queued and (readable or conn.poll()):  # (a worker's last result may still be in its pipe)
+        ok, value = _recv(proc, conn)
+        n = queued.popleft()
+        if not ok:
+            raise value[0] from RemoteTraceback(value[1])
+        done[n] = value
+    elif not proc.is_alive() or not queued:  # its sentinel, or the end of its pipe: it is gone
+        proc.join(0.1)
+        raise WorkerDied(
+            f"worker process {proc.pid} stopped (exit code {proc.exitcode}) "
+            f"before it finished its {len(queued)} task(s)"
+        )
 
 
 def _recv(proc: BaseProcess, conn: Connection) -> tuple[bool, Any]:
