@@ -44,6 +44,10 @@ def grow(data: bytes) -> bytes:
     return data * 8
 
 
+def unpicklable(n: int) -> object:
+    return lambda: n
+
+
 def no_workers_left() -> bool:
     deadline = time.monotonic() + 5
     while multiprocessing.active_children() and time.monotonic() < deadline:
@@ -111,6 +115,12 @@ def test_an_exception_in_a_task_is_raised_here_with_the_workers_traceback() -> N
         list(ordered_map(fail_on, ((n, 5) for n in range(20)), 2, FORK))
     assert isinstance(info.value.__cause__, RemoteTraceback)
     assert "fail_on" in str(info.value.__cause__)
+    assert no_workers_left()
+
+
+def test_a_result_that_cannot_be_sent_back_is_an_error_here() -> None:
+    with pytest.raises(RuntimeError, match="cannot send the result back"):
+        list(ordered_map(unpicklable, [(1,), (2,)], 2, FORK))
     assert no_workers_left()
 
 

@@ -178,6 +178,8 @@ def _serve(conn: Connection, fn: Callable[..., Any], initializer: Callable[[], N
             reply = (False, (exc, traceback.format_exc()))
         try:
             conn.send(reply)
+        except OSError:  # the parent is gone: nobody to tell
+            return
         except Exception as exc:  # an exception (or result) that cannot be pickled
             conn.send((False, (RuntimeError(f"cannot send the result back: {exc!r}"), traceback.format_exc())))
 
