@@ -312,16 +312,9 @@ def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: p
 def test_item10_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import concurrent.futures.process
-
     import backalley.ingest
     import backalley.validate
-
-    class DeadPool(concurrent.futures.ProcessPoolExecutor):
-        """What ``ProcessPoolExecutor`` does once a worker is gone: every result raises."""
-
-        def map(self, *args: Any, **kwargs: Any) -> Any:
-            raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
+    from tests.test_workers import DeadPool
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game(f"g{n}")) for n in range(4)])
     db = tmp_path / "s.duckdb"

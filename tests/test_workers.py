@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import concurrent.futures.process
 import multiprocessing
 import os
 import random
@@ -21,6 +23,13 @@ from backalley.workers import RemoteTraceback, WorkerDied, ordered_map
 
 FORK = multiprocessing.get_context("fork")
 runner = CliRunner()
+
+
+class DeadPool(concurrent.futures.ProcessPoolExecutor):
+    """What ``ProcessPoolExecutor`` does once a worker is gone: its results raise."""
+
+    def map(self, *args: object, **kwargs: object) -> Iterator[object]:
+        raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
 
 
 def square_after(n: int, delay: float) -> tuple[int, int]:
@@ -155,19 +164,44 @@ def die_on_task(*args: object) -> None:
 
 
 def test_simulate_reports_a_dead_worker_as_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import concurrent.futures.process
-
     import backalley.simulate
-
-    class DeadPool(concurrent.futures.ProcessPoolExecutor):
-        """What ``ProcessPoolExecutor`` does once a worker is gone: the results raise."""
-
-        def map(self, *args: object, **kwargs: object) -> Iterator[object]:
-            raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
 
     monkeypatch.setattr(backalley.simulate, "ProcessPoolExecutor", DeadPool)
     out = tmp_path / "games.jsonl"
     result = runner.invoke(app, ["simulate", "--games", "4", "--workers", "2", "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert "worker process stopped" in result.output and "holds the games before it" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store of a few three-deal games of six players."""
+    from tests.store_games import game_lines
+
+    root = tmp_path_factory.mktemp("dead")
+    games = root / "games.jsonl"
+    games.write_text("".join(line + "\n" for line in game_lines(6, deals=3)), encoding="utf-8")
+    db = root / "s.duckdb"
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
+    return db
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "message"),
+    [
+        ("backalley.reporting", ["report", "--workers", "2", "--out", "{tmp}"], "before it wrote its pages"),
+        ("backalley.analysis", ["analyze", "--workers", "2", "--max-cards", "13"], "run analyze again"),
+    ],
+)
+def test_report_and_analyze_report_a_dead_worker_as_an_error(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, args: list[str], message: str
+) -> None:
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(module), "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(backalley.validate, "default_workers", lambda: 2)
+    result = runner.invoke(app, [*(a.format(tmp=tmp_path / "out") for a in args), "--db", str(store)])
+    assert result.exit_code == 2, result.output
+    assert "worker process stopped" in result.output and message in result.output
     assert "Traceback" not in result.output

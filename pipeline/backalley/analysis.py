@@ -19,6 +19,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -425,16 +427,29 @@ def analyse_store(
             progress(0, total)
         with ExitStack() as stack:
             pool = None
-            if workers > 1 and total > 1:  # the same kind of pool as validate and ingest
+            if workers > 1 and total > 1:  # the same kind of pool as ingest: a worker that dies is an error
                 ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-                pool = stack.enter_context(ctx.Pool(min(workers, total)))
+                pool = stack.enter_context(ProcessPoolExecutor(min(workers, total), mp_context=ctx))
             for start in range(0, total, batch):
                 jobs = pending[start : start + batch]
-                results = pool.map(_analyse_raw, jobs, chunksize=1) if pool else [_analyse_raw(j) for j in jobs]
+                results = _pooled(pool, jobs) if pool else [_analyse_raw(j) for j in jobs]
                 _store_batch(store, results, summary)
                 if progress is not None:
                     progress(min(start + batch, total), total)
     return summary
+
+
+def _pooled(pool: ProcessPoolExecutor, jobs: list[Job]) -> list[tuple[str, GameAnalysis]]:
+    """The jobs' analyses, in order, from the pool's workers; a worker that died is a ``StoreError``."""
+    from backalley.store import StoreError
+
+    try:
+        return list(pool.map(_analyse_raw, jobs))
+    except BrokenProcessPool:
+        raise StoreError(
+            "a worker process stopped (killed, or out of memory?) before it analysed its games; "
+            "the batches committed before stay: run analyze again to go on"
+        ) from None
 
 
 def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: AnalyzeSummary) -> None:

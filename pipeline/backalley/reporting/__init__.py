@@ -11,6 +11,8 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,8 +109,14 @@ def _player_pages(
         yield from map(_page, names)
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    with ctx.Pool(n, initializer=_start_worker, initargs=(metrics, linked, out_dir)) as pool:
-        yield from pool.imap(_page, names, chunksize=max(1, min(8, len(names) // (4 * n))))
+    chunk = max(1, min(8, len(names) // (4 * n)))
+    try:  # (as ingest's: a worker that dies is an error, where multiprocessing.Pool waited for ever)
+        with ProcessPoolExecutor(
+            n, mp_context=ctx, initializer=_start_worker, initargs=(metrics, linked, out_dir)
+        ) as pool:
+            yield from pool.map(_page, names, chunksize=chunk)
+    except BrokenProcessPool:
+        raise ReportError("a worker process stopped (killed, or out of memory?) before it wrote its pages") from None
 
 
 def _cpus() -> int:
