@@ -20,7 +20,6 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +32,7 @@ from backalley.replay import ERROR, DealOutcome, Replay, replay
 from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
 from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.sources import SourceError, expand, parse, read_file
+from backalley.workers import pool_errors
 
 NS = 0b0101  # the seats of side NS as a bitmask
 
@@ -443,13 +443,8 @@ def _pooled(pool: ProcessPoolExecutor, jobs: list[Job]) -> list[tuple[str, GameA
     """The jobs' analyses, in order, from the pool's workers; a worker that died is a ``StoreError``."""
     from backalley.store import StoreError
 
-    try:
+    with pool_errors(StoreError, "analysed its games; the batches committed before stay: run analyze again to go on"):
         return list(pool.map(_analyse_raw, jobs))
-    except BrokenProcessPool:
-        raise StoreError(
-            "a worker process stopped (killed, or out of memory?) before it analysed its games; "
-            "the batches committed before stay: run analyze again to go on"
-        ) from None
 
 
 def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: AnalyzeSummary) -> None:

@@ -91,7 +91,7 @@ def run_batch(batch: Batch) -> int | None:
     """
     from backalley.sizes import parse_size
     from backalley.sources import SourceError, expand
-    from backalley.validate import MAX_RECORD_BYTES, Summary, validate_files, worker_count
+    from backalley.validate import MAX_RECORD_BYTES, UNCHECKED, Summary, validate_files, worker_count
     from backalley.workers import WorkerDied
 
     limit = MAX_RECORD_BYTES
@@ -119,7 +119,7 @@ def run_batch(batch: Batch) -> int | None:
     except WorkerDied as exc:
         from backalley.display import printable
 
-        sys.stderr.write(f"error: {printable(exc)}; the records after the last one reported were not checked\n")
+        sys.stderr.write(f"error: {printable(exc)}; {UNCHECKED}\n")
         return 2
     if summary.records == 0:
         return None

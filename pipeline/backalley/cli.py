@@ -17,7 +17,7 @@ from typer.core import TyperCommand
 from backalley.batch import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
 from backalley.sources import InputFile, Item, SourceError, expand, label
-from backalley.validate import Checked, Summary, default_workers, validate_files, worker_count
+from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
 from backalley.workers import WorkerDied
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
@@ -230,7 +230,7 @@ def validate(
                 for item, result in piece.shown:
                     show_result(item, result)
         except WorkerDied as exc:
-            raise fail(f"{exc}; the records after the last one reported were not checked") from None
+            raise fail(f"{exc}; {UNCHECKED}") from None
     if summary.records == 0:
         raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
     if not json_out:

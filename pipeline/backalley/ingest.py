@@ -36,11 +36,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
-from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -55,7 +53,7 @@ from backalley.sources import InputFile, Item, expand, read_file
 from backalley.store import Store, StoreError, one_line
 from backalley.tables import game_tables, rows_table
 from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
-from backalley.workers import WorkerDied
+from backalley.workers import WorkerDied, pool_errors
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.  Two
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
@@ -383,29 +381,13 @@ def built_chunks(
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
         ctx.set_forkserver_preload(["backalley.rows"])
-    try:
-        yield from _pooled(it, workers, ctx, chunk, split, merge)
-    except BrokenProcessPool:
-        raise WorkerDied(
-            "a worker process stopped (killed, or out of memory?) before it built the rows given to it"
-        ) from None
-
-
-def _pooled(
-    it: Iterator[Item],
-    workers: int,
-    ctx: BaseContext,
-    chunk: int,
-    split: Callable[[list[Item]], tuple[list[Built | None], list[tuple[Item, str | None]]]],
-    merge: Callable[[list[Item], list[Built | None], list[Built]], Chunk],
-) -> Iterator[Chunk]:
-    """:func:`built_chunks` with workers: the next chunk is built while this one is given back.
-
-    ``ProcessPoolExecutor``, not ``multiprocessing.Pool``: the pool's worker-handler thread
-    also waits on the result pipe, so it woke again and again while a result sat there unread
-    (about 1.5 s of this process's CPU in an ingest of 10,000 standard games on two cores).
-    """
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init) as pool:
+    # ProcessPoolExecutor, not multiprocessing.Pool: the pool's worker-handler thread also waits on the
+    # result pipe, so it woke again and again while a result sat there unread (about 1 s of this
+    # process's CPU in an ingest of 10,000 standard games on two cores).
+    with (
+        pool_errors(WorkerDied, "built the rows given to it"),
+        ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init) as pool,
+    ):
 
         def start(todo: list[tuple[Item, str | None]]) -> Iterator[Built]:
             """The rows of ``todo``'s inputs, built in the workers in tasks of :data:`TASK` inputs."""

@@ -21,7 +21,6 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,7 +44,7 @@ from backalley.engine import DealState
 from backalley.replay import CODES
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
 from backalley.rules.base import FREE
-from backalley.workers import WorkerDied
+from backalley.workers import WorkerDied, pool_errors
 
 Record = dict[str, Any]
 
@@ -1010,12 +1009,12 @@ def _records(games: int, seed: int, pool: list[Player], workers: int, rules: Rul
     # over while a game waited unread in the result pipe (about 1 s of this process's CPU in 4,000
     # games on two cores); and a worker that dies is an error here, where the pool waited for ever.
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    try:
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker, initargs=setup) as procs:
-            for start in range(0, games, GAMES_PER_BATCH):
-                yield from procs.map(_play, jobs[start : start + GAMES_PER_BATCH], chunksize=8)
-    except BrokenProcessPool:
-        raise WorkerDied("a worker process stopped (killed, or out of memory?) before it played its games") from None
+    with (
+        pool_errors(WorkerDied, "played its games"),
+        ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker, initargs=setup) as procs,
+    ):
+        for start in range(0, games, GAMES_PER_BATCH):
+            yield from procs.map(_play, jobs[start : start + GAMES_PER_BATCH], chunksize=8)
 
 
 def default_workers(games: int) -> int:

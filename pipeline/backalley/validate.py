@@ -243,6 +243,8 @@ def check_piece(items: Iterable[Item], json_report: bool, show_valid: bool, max_
     return piece
 
 
+#: What a validation stopped by a dead worker leaves (the end of its error message).
+UNCHECKED = "the records after the last one reported were not checked"
 #: Records per piece checked in this process (``workers=1``).
 PIECE_RECORDS = 64
 #: Spans at most per task (many small files go to a worker together).

@@ -44,6 +44,22 @@ class RemoteTraceback(Exception):
     """Where a task raised in its worker: the exception's traceback, as text."""
 
 
+@contextlib.contextmanager
+def pool_errors(error: type[Exception], before: str) -> Iterator[None]:
+    """Around a ``ProcessPoolExecutor``'s work: a worker that died is ``error`` (the command's own kind).
+
+    Its message: "a worker process stopped (killed, or out of memory?) before it ``before``".
+    The executor raises ``BrokenProcessPool`` once a worker is gone, where
+    ``multiprocessing.Pool`` waited for ever.
+    """
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except BrokenProcessPool:
+        raise error(f"a worker process stopped (killed, or out of memory?) before it {before}") from None
+
+
 def ordered_map(
     fn: Callable[..., Any],
     tasks: Iterable[tuple[Any, ...]],

@@ -12,7 +12,6 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, pag
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 from backalley.store import one_line
+from backalley.workers import pool_errors
 
 #: Called as progress(done, total, what) while pages are written.
 Progress = Callable[[int, int, str], None]
@@ -110,13 +110,11 @@ def _player_pages(
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     chunk = max(1, min(8, len(names) // (4 * n)))
-    try:  # (as ingest's: a worker that dies is an error, where multiprocessing.Pool waited for ever)
-        with ProcessPoolExecutor(
-            n, mp_context=ctx, initializer=_start_worker, initargs=(metrics, linked, out_dir)
-        ) as pool:
-            yield from pool.map(_page, names, chunksize=chunk)
-    except BrokenProcessPool:
-        raise ReportError("a worker process stopped (killed, or out of memory?) before it wrote its pages") from None
+    with (  # (as ingest's: a worker that dies is an error, where multiprocessing.Pool waited for ever)
+        pool_errors(ReportError, "wrote its pages"),
+        ProcessPoolExecutor(n, mp_context=ctx, initializer=_start_worker, initargs=(metrics, linked, out_dir)) as pool,
+    ):
+        yield from pool.map(_page, names, chunksize=chunk)
 
 
 def _cpus() -> int:
