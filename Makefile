@@ -15,7 +15,7 @@ RULESET_GAMES ?= 40
 # compileall writes the byte-code now, as pip does for a wheel: an editable install leaves it to
 # the first import, which never writes it under PYTHONDONTWRITEBYTECODE (then every command
 # compiles about 30 ms of sources before it starts).
-$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/solver.py pipeline/backalley/rows.py pipeline/backalley/_ddcore.c pipeline/backalley/_fastplay.c
+$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/analysis/solver.py pipeline/backalley/store/rows.py pipeline/backalley/analysis/_ddcore.c pipeline/backalley/_fastplay.c
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -74,4 +74,6 @@ bench-growth: $(STAMP)
 	$(PY) benchmarks/ingest_growth.py --blocks 3 --block-games 2000
 
 clean:
-	rm -rf $(VENV) build dist pipeline/backalley/*.so pipeline/backalley/_build.py *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players
+	rm -rf $(VENV) build dist pipeline/backalley/_build.py
+	find pipeline/backalley -name '*.so' -delete
+	rm -rf *.so data/demo $(DB) $(DB).wal reports/*.html reports/*.md reports/players

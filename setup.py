@@ -88,15 +88,17 @@ def extensions() -> list[Any]:
 
 
 # --- the double-dummy search in C ------------------------------------------------------------------
-# ``backalley/_ddcore.c``: a plain C extension (no dependency beyond the Python headers).  It is
+# ``backalley/analysis/_ddcore.c``: a plain C extension (no dependency beyond the Python headers).  It is
 # built with the mypyc modules, so BACKALLEY_PURE_PYTHON=1 and a failed C build both leave it out;
-# ``backalley.solver`` then searches in Python, with the same values.
+# ``backalley.analysis.solver`` then searches in Python, with the same values.
 
 
 def solver_extension() -> Any:
     from setuptools import Extension
 
-    return Extension("backalley._ddcore", ["pipeline/backalley/_ddcore.c"], extra_compile_args=["-O2"])
+    return Extension(
+        "backalley.analysis._ddcore", ["pipeline/backalley/analysis/_ddcore.c"], extra_compile_args=["-O2"]
+    )
 
 
 # --- backalley._fastplay: the replay's trick loop in C (pipeline/backalley/_fastplay.c) ---------

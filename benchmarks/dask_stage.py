@@ -4,7 +4,7 @@
 
 For each worker count, a ``LocalCluster`` of that many worker processes (one thread
 each) is started (its start-up is reported, not counted), then the file is ingested
-into a fresh Delta Lake by :func:`backalley.lake.ingest`, and the figures are:
+into a fresh Delta Lake by :func:`backalley.store.lake.ingest`, and the figures are:
 
 * ``games_per_s``: records of the file over the ingest's wall seconds;
 * ``task_ms``: the mean seconds of one partition's task on a worker (read, replay,
@@ -34,7 +34,7 @@ def measure(path: Path, workers: int, partition_bytes: int, reps: int) -> dict[s
     """One worker count: the median run of ``reps``."""
     import distributed
 
-    from backalley import lake
+    from backalley.store import lake
 
     t0 = time.perf_counter()
     cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")

@@ -15,7 +15,7 @@ import importlib
 import time
 from pathlib import Path
 
-from backalley.record import fast_decode_any
+from backalley.records.models import fast_decode_any
 from backalley.replay import replay_checked, ruleset_of
 from backalley.validate import tune_gc
 

@@ -11,8 +11,8 @@ on data prepared beforehand, so that each is timed with nothing else around it
   back (what the process pool costs; the writer and the workers each do one
   ``send`` and one ``receive`` side, counted below as half each);
 * ``replay + rows``: decode, replay and row data of each record, and its raw text
-  compressed (the workers: :func:`backalley.rows.build_item`; the zstd part is shown apart);
-* ``arrow``: the chunk's Arrow tables (the writer: :func:`backalley.tables.game_tables`);
+  compressed (the workers: :func:`backalley.store.rows.build_item`; the zstd part is shown apart);
+* ``arrow``: the chunk's Arrow tables (the writer: :func:`backalley.store.tables.game_tables`);
 * ``duckdb``: inserting those prebuilt tables into a fresh database file with
   ingest's settings, chunk and transaction sizes, the commits and the final
   checkpoint, and nothing else (the writer).
@@ -45,13 +45,13 @@ def main() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from backalley import ingest as ing
-    from backalley.raw import LEVEL as raw_level
-    from backalley.raw import compress
-    from backalley.rows import build_item, content_hash, worker_init
-    from backalley.sources import expand, read_file
-    from backalley.store import Store
-    from backalley.tables import game_tables
+    from backalley.records.sources import expand, read_file
+    from backalley.store import ingest as ing
+    from backalley.store.database import Store
+    from backalley.store.raw import LEVEL as raw_level
+    from backalley.store.raw import compress
+    from backalley.store.rows import build_item, content_hash, worker_init
+    from backalley.store.tables import game_tables
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("games_file", type=Path)

@@ -17,9 +17,9 @@ import pstats
 import time
 from pathlib import Path
 
-from backalley.record import fast_decode_any
+from backalley.records.models import fast_decode_any
 from backalley.replay import replay_checked
-from backalley.rows import build_game
+from backalley.store.rows import build_game
 from backalley.validate import tune_gc
 
 

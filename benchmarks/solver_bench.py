@@ -31,12 +31,12 @@ from dataclasses import replace
 from typing import Any
 
 import backalley
-from backalley.analysis import PAIRS, PlayedDeal, Sides, sides_of, solve_deal
+from backalley.analysis.dd import PAIRS, PlayedDeal, Sides, sides_of, solve_deal
+from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 from backalley.cards import NUM_CARDS
 from backalley.engine import DealState
 from backalley.rules import find_ruleset
 from backalley.simulate import choose_bid, choose_play, player_pool
-from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 
 
 def bot_deal(rng: random.Random, n: int) -> DealState:

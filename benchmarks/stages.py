@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from backalley.record import fast_decode_any
-from backalley.sources import Item
+from backalley.records.models import fast_decode_any
+from backalley.records.sources import Item
 from backalley.validate import check_for_validate, tune_gc
 
 replay_mod = importlib.import_module("backalley.replay")

@@ -11,12 +11,12 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from backalley import store as store_mod
-from backalley.analysis import analyse_record
-from backalley.cli import app
+from backalley.analysis.dd import analyse_record
+from backalley.cli.app import app
 from backalley.rules import find_ruleset, hand_size
 from backalley.simulate import simulate_games
-from backalley.store import Store
+from backalley.store import database as store_mod
+from backalley.store.database import Store
 
 runner = CliRunner()
 

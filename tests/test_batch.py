@@ -1,4 +1,4 @@
-"""``validate --json`` started without typer (``backalley.batch``): the same arguments, output and exit as the full command.
+"""``validate --json`` started without typer (``backalley.cli.batch``): the same arguments, output and exit as the full command.
 
 :func:`parse_batch` is a second reading of the command line, so it is kept equal
 to typer's: on any mix of arguments it either leaves them to typer (``None``) or
@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from backalley.batch import Batch, parse_batch
-from backalley.cli import app
+from backalley.cli.app import app
+from backalley.cli.batch import Batch, parse_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
@@ -136,7 +136,7 @@ def test_the_fast_start_writes_what_the_full_command_writes(args: list[str]) -> 
 
 def test_the_fast_start_does_not_import_typer() -> None:
     probe = (
-        "import sys\nfrom backalley.batch import main\n"
+        "import sys\nfrom backalley.cli.batch import main\n"
         f"sys.argv = ['backalley', 'validate', '--json', {str(SAMPLE / 'valid-games.jsonl')!r}]\n"
         "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
         "sys.stderr.write(f'EXIT {code} TYPER {\"typer\" in sys.modules}')"
@@ -181,7 +181,7 @@ def test_a_reader_that_stops_early_ends_it_quietly_as_the_full_command_does(tmp_
         [
             sys.executable,
             "-c",
-            "from backalley.cli import app; app(prog_name='backalley')",
+            "from backalley.cli.app import app; app(prog_name='backalley')",
             "validate",
             "--json",
             str(many),

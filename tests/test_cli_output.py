@@ -14,8 +14,8 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 from typer.testing import CliRunner
 
-from backalley.cli import app, progress_bar
-from backalley.progress import RateColumn, rich_bar
+from backalley.cli.app import app, progress_bar
+from backalley.cli.progress import RateColumn, rich_bar
 from backalley.reporting.sample import build_hand_made
 
 runner = CliRunner()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from backalley.reporting.sample import build_hand_made
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backalley.cards import CARD_NAMES
-from backalley.record import fast_decode_any
+from backalley.records.models import fast_decode_any
+from backalley.records.sources import expand, parse
 from backalley.replay import schema_violations
-from backalley.sources import expand, parse
 from backalley.validate import check, validate_files
 
 REPLAY = importlib.import_module("backalley.replay")

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.store_games import game_lines
 
 runner = CliRunner()
@@ -214,22 +214,22 @@ def test_item1_export_force_refuses_an_export_with_anything_else_in_it(
 def test_item1_export_force_replaces_an_earlier_export_atomically(
     small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import backalley.store
+    import backalley.store.database
 
     out = tmp_path / "out"
     assert runner.invoke(app, ["export", str(out), "--db", str(small_db)]).exit_code == 0
     before = tree(out)
-    real = backalley.store._write_export
+    real = backalley.store.database._write_export
 
     def failing(store: Any, folder: Path) -> dict[str, Any]:
         real(store, folder)
-        raise backalley.store.StoreError("export of plays failed: disk full")
+        raise backalley.store.database.StoreError("export of plays failed: disk full")
 
-    monkeypatch.setattr(backalley.store, "_write_export", failing)
+    monkeypatch.setattr(backalley.store.database, "_write_export", failing)
     result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
     assert result.exit_code == 2 and "disk full" in result.stderr
     assert tree(out) == before and leftovers(tmp_path) == []  # the old export stands, nothing half-written
-    monkeypatch.setattr(backalley.store, "_write_export", real)
+    monkeypatch.setattr(backalley.store.database, "_write_export", real)
     result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
     assert result.exit_code == 0, result.output
     assert set(tree(out)) == set(before) and leftovers(tmp_path) == []
@@ -283,11 +283,11 @@ def test_item10_a_memory_limit_too_small_is_refused_before_the_run(tmp_path: Pat
 
 
 def test_item10_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import backalley.ingest
+    import backalley.store.ingest
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
     db = tmp_path / "s.duckdb"
-    monkeypatch.setattr(backalley.ingest, "ALLOCATOR_FLUSH", "not a size")
+    monkeypatch.setattr(backalley.store.ingest, "ALLOCATOR_FLUSH", "not a size")
     result = runner.invoke(app, ["ingest", str(f), "--db", str(db)])
     assert result.exit_code == 2 and "allocator_flush_threshold" in result.stderr
     assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
@@ -295,7 +295,7 @@ def test_item10_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, m
 
 
 def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import backalley.ingest
+    import backalley.store.ingest
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
     db = tmp_path / "s.duckdb"
@@ -303,7 +303,7 @@ def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: p
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(backalley.ingest, "built_chunks", broken)
+    monkeypatch.setattr(backalley.store.ingest, "built_chunks", broken)
     result = runner.invoke(app, ["ingest", str(f), "--db", str(db)])
     assert result.exit_code != 0
     assert sql(db, "SELECT status FROM ingest_runs") == [("failed",)]
@@ -312,13 +312,13 @@ def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: p
 def test_item10_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import backalley.ingest
+    import backalley.store.ingest
     import backalley.validate
     from tests.test_workers import DeadPool
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game(f"g{n}")) for n in range(4)])
     db = tmp_path / "s.duckdb"
-    monkeypatch.setattr(backalley.ingest, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(backalley.store.ingest, "ProcessPoolExecutor", DeadPool)
     monkeypatch.setattr(backalley.validate, "default_workers", lambda: 2)
     result = runner.invoke(app, ["ingest", str(f), "--db", str(db), "--workers", "2"])
     assert result.exit_code == 2, result.output
@@ -333,7 +333,7 @@ def test_item10_workers_are_capped_at_the_cpus_and_the_records(
 ) -> None:
     import multiprocessing.context
 
-    from backalley.sources import expand
+    from backalley.records.sources import expand
     from backalley.validate import default_workers, records_up_to, worker_count
 
     f = write_lines(tmp_path / "in.jsonl", ["", json.dumps(a_game()), "  "])

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.store_games import game_lines
 from tests.test_store import fail_plays_insert, make_inputs, snapshot
 
@@ -222,7 +222,7 @@ def test_a_database_error_during_ingest_is_one_clear_line_and_exit_2(
     the same command run again finishes the work."""
     import duckdb
 
-    from backalley.store import Store
+    from backalley.store.database import Store
 
     f = tmp_path / "g.jsonl"
     f.write_text("\n".join(game_lines(8, seed=4, deals=2)) + "\n", encoding="utf-8")
@@ -269,7 +269,7 @@ def test_memory_limit_is_duckdbs_cap_while_ingesting(tmp_path: Path) -> None:
     assert "need more than the 16MB ingest memory limit: backalley ingest --memory-limit" in message
     large = runner.invoke(app, [*args, "256MB"])
     assert large.exit_code in (0, 1), large.output  # the long event makes the records invalid: still stored
-    from backalley.store import Store
+    from backalley.store.database import Store
 
     with Store.open_readonly(path) as s:
         assert s.count("games") == 300

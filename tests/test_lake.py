@@ -1,4 +1,4 @@
-"""The scale-out ingest (``backalley.lake``): Dask tasks on a LocalCluster writing a Delta Lake.
+"""The scale-out ingest (``backalley.store.lake``): Dask tasks on a LocalCluster writing a Delta Lake.
 
 The lake, attached to a DuckDB file, must hold what the embedded store holds for the
 same inputs: every table and view is compared, sorted, without the run ids and times.
@@ -24,12 +24,12 @@ pytest.importorskip("deltalake")
 
 import duckdb  # noqa: E402
 
-from backalley import lake  # noqa: E402
-from backalley.cli import app  # noqa: E402
-from backalley.ingest import RunSummary, ingest  # noqa: E402
+from backalley.cli.app import app  # noqa: E402
+from backalley.records.sources import InputFile, expand, line_ranges, range_items, read_file  # noqa: E402
 from backalley.simulate import simulate_games  # noqa: E402
-from backalley.sources import InputFile, expand, line_ranges, range_items, read_file  # noqa: E402
-from backalley.store import Store  # noqa: E402
+from backalley.store import lake  # noqa: E402
+from backalley.store.database import Store  # noqa: E402
+from backalley.store.ingest import RunSummary, ingest  # noqa: E402
 from tests.test_store import make_inputs  # noqa: E402
 from tests.test_store_narrow import odd_inputs  # noqa: E402
 from tests.test_validate_pieces import failing_at  # noqa: E402

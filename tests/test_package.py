@@ -63,10 +63,10 @@ def test_pure_python_is_always_accepted(tmp_path: Path) -> None:
 def test_c_extension_built_from_an_older_c_source_is_refused(tmp_path: Path) -> None:
     """The solver's and the replay's C sources are hashed with the mypyc sources."""
     here = _package(tmp_path)
-    (here / f"_ddcore{SUFFIX}").write_bytes(b"")
+    (here / f"analysis/_ddcore{SUFFIX}").write_bytes(b"")
     built = _source_hash(here)
     _check_compiled(here, built)
-    (here / "_ddcore.c").write_text("/* edited after compiling */\n")
+    (here / "analysis/_ddcore.c").write_text("/* edited after compiling */\n")
     with pytest.raises(ImportError, match="compiled from other sources"):
         _check_compiled(here, built)
 

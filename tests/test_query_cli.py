@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.test_store import make_inputs, snapshot
 
 runner = CliRunner()

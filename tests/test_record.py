@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from backalley.record import GameRecord, fast_decode, to_fast
+from backalley.records.models import GameRecord, fast_decode, to_fast
+from backalley.records.sources import parse
 from backalley.replay import replay
-from backalley.sources import parse
 from backalley.validate import check
 from tests.test_schema import random_record
 

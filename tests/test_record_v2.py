@@ -1,7 +1,7 @@
 """Record format 2: the per-ruleset models, the version and option rules, and both decoders.
 
 Both decoders must accept exactly the same format-2 records (the fast one is a
-superset struct plus :func:`~backalley.record.v2_problems`, which the full path
+superset struct plus :func:`~backalley.records.models.v2_problems`, which the full path
 runs too), and whichever path a record takes, the report is the full path's.
 """
 
@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backalley.record import fast_decode_any
+from backalley.records.models import fast_decode_any
+from backalley.records.sources import parse
 from backalley.replay import replay
 from backalley.rules import find_ruleset
 from backalley.simulate import make_record, player_pool
-from backalley.sources import parse
 from backalley.validate import check
 from tests.test_record import drop, json_values, paths_of, set_path
 
@@ -158,7 +158,7 @@ def test_v2_ids_end_at_the_end_of_the_text_and_players_are_nfc() -> None:
     import unicodedata
     from pathlib import Path
 
-    from backalley import record
+    from backalley.records import models as record
 
     line = (Path(__file__).parent.parent / "data/sample/rulesets/valid-pereulok.jsonl").read_bytes().splitlines()[0]
     good = json.loads(line)

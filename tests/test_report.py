@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from backalley.reporting import ReportError, compute, write_reports
 from backalley.reporting.html import esc, player_file, player_slug
 from backalley.reporting.metrics import open_store, wilson

@@ -247,7 +247,7 @@ def test_detects_console_errors_and_outside_requests(tmp_path: Path, browser: Br
 
 
 def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, browser: Browser) -> None:
-    from backalley.ingest import ingest
+    from backalley.store.ingest import ingest
 
     samples = Path(__file__).resolve().parents[1] / "data" / "sample"
     db = tmp_path / "store.duckdb"
@@ -286,7 +286,7 @@ def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) ->
     """Analysed standard games: the bid-vs-makeable and play-accuracy tables render, on desktop and phone."""
     from typer.testing import CliRunner
 
-    from backalley.cli import app
+    from backalley.cli.app import app
     from backalley.simulate import simulate_games
 
     games = tmp_path / "games.jsonl"

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from backalley.reporting import compute, write_reports
 from backalley.reporting.html import player_slug
 from backalley.reporting.metrics import open_store

@@ -10,11 +10,11 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
-from backalley.ingest import ingest
+from backalley.cli.app import app
 from backalley.replay import replay
 from backalley.reporting import ReportError, write_reports
 from backalley.reporting.metrics import compute, open_store
+from backalley.store.ingest import ingest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample"
 FILES = [SAMPLES / "valid-games.jsonl", *sorted((SAMPLES / "rulesets").glob("*.jsonl"))]

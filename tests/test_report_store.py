@@ -11,8 +11,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-import backalley.ingest as ingest_mod
 import backalley.simulate as simulate_mod
+import backalley.store.ingest as ingest_mod
 from backalley.reporting import compute, write_reports
 from backalley.reporting.html import player_file
 from backalley.reporting.metrics import open_store

@@ -1,4 +1,4 @@
-"""Row building (backalley.rows): the fast path and the full path give the same rows.
+"""Row building (backalley.store.rows): the fast path and the full path give the same rows.
 
 A record the msgspec decoder accepts is replayed from its Structs straight away;
 anything else is parsed, checked by pydantic and replayed, and, when it fits the
@@ -18,12 +18,12 @@ from typing import Any
 import duckdb
 import pytest
 
-from backalley import rows
-from backalley.ingest import ingest
-from backalley.record import fast_decode, fast_decode_any, to_fast_any
+from backalley.records.models import fast_decode, fast_decode_any, to_fast_any
+from backalley.records.sources import parse
 from backalley.replay import replay
-from backalley.rows import Built, build, build_game, build_schema_invalid, content_hash
-from backalley.sources import parse
+from backalley.store import rows
+from backalley.store.ingest import ingest
+from backalley.store.rows import Built, build, build_game, build_schema_invalid, content_hash
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "data" / "sample"
@@ -171,7 +171,7 @@ def test_bids_packed_deal_by_deal_equal_one_pack_of_the_game() -> None:
 def test_a_worker_takes_the_content_hash_it_is_given_and_ingest_stores_each_inputs_own(tmp_path: Path) -> None:
     """The ingest hashes each input once (to find content already stored) and hands that hash to the worker
     with the input; without one the worker computes it.  Stored hashes are the inputs' SHA-256 either way."""
-    from backalley.sources import Item
+    from backalley.records.sources import Item
     from tests.service_games import line, record
 
     raws = [line(record(f"h-{k}", seed=k)).encode() for k in range(3)]

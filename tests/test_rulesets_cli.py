@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
-from backalley.record import FORMAT_VERSIONS, RULESETS
+from backalley.cli.app import app
+from backalley.records.models import FORMAT_VERSIONS, RULESETS
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets, describe_rulesets
 from backalley.simulate import fault_codes, inject_fault, make_record, player_pool

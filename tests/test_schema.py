@@ -12,7 +12,7 @@ import pytest
 
 from backalley.cards import cards_of
 from backalley.engine import DealState
-from backalley.record import MODELS_V2, SCHEMA_FILE, SCHEMA_FILES, json_schema, json_schema_text
+from backalley.records.models import MODELS_V2, SCHEMA_FILE, SCHEMA_FILES, json_schema, json_schema_text
 from backalley.rules import all_rulesets, find_ruleset
 from backalley.simulate import make_record, player_pool
 

@@ -409,7 +409,7 @@ def test_concurrent_uploads_are_stored_as_if_one_after_the_other(client: TestCli
     import threading
 
     svc = client.app.state.service  # type: ignore[attr-defined]
-    from backalley.sources import Item
+    from backalley.records.sources import Item
 
     same = line(record("shared")).encode()
     answers: list[dict[str, Any]] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from backalley.service.settings import ServiceError, read_tokens_file
 from tests.service_games import HOSTILE_PLAYERS, faulty, hostile, ndjson, record
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.test_service_api import AUTH, NDJSON, make_client
 
 runner = CliRunner()
@@ -71,9 +71,9 @@ def test_pages_show_every_side_of_every_ruleset(tmp_path: Path, ruleset: str, op
 def test_games_read_together_equal_each_read_alone(tmp_path: Path) -> None:
     """The pages' data of many games of different rulesets, read in one go (as the service does after an
     upload), are each game's data read alone; so are the figures by side that ``show`` prints."""
-    from backalley.outcomes import game_figures, games_figures
     from backalley.service import data
-    from backalley.store import Store
+    from backalley.store.database import Store
+    from backalley.store.outcomes import game_figures, games_figures
 
     body = b"".join(simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")])
     with make_client(tmp_path / "s.duckdb") as client:
@@ -100,12 +100,12 @@ def test_pages_computed_from_the_text_in_memory_equal_the_pages_read_from_the_fi
 
     import orjson
 
+    from backalley.records.sources import Item
     from backalley.rules import all_rulesets
     from backalley.service import data
     from backalley.service.settings import Settings
     from backalley.service.state import Service
     from backalley.simulate import make_record, player_pool
-    from backalley.sources import Item
 
     bodies = [simulate(tmp_path, r, o) for r, o in [*SETS, ("standard", "")]]
     faulty = tmp_path / "faulty.jsonl"

@@ -12,14 +12,14 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from backalley.ingest import Session
-from backalley.rows import Built, build_item
+from backalley.records.sources import Item
 from backalley.service import data
 from backalley.service.cache import RecordCache
 from backalley.service.settings import Settings
 from backalley.service.state import Service
-from backalley.sources import Item
-from backalley.store import Store, StoreError
+from backalley.store.database import Store, StoreError
+from backalley.store.ingest import Session
+from backalley.store.rows import Built, build_item
 from tests.service_games import line, record
 
 
@@ -361,9 +361,9 @@ def test_refreshed_figures_come_with_their_index_page_rendered(tmp_path: Path, m
 def test_the_workers_send_an_uploaded_game_compressed_and_the_service_keeps_that_frame(tmp_path: Path) -> None:
     """The replay of an upload compresses a game's raw text once, in the worker, as ``build_item`` does for
     ``ingest``; the store and the record cache take that frame (nothing is compressed again in the service)."""
-    from backalley import raw as raw_codec
-    from backalley.rows import build_item
     from backalley.service.replays import build_and_report
+    from backalley.store import raw as raw_codec
+    from backalley.store.rows import build_item
 
     game, not_json = item("z-1"), Item("upload", 2, b"{not json")
     built, report = build_and_report(game)
@@ -382,8 +382,8 @@ def test_the_workers_send_an_uploaded_game_compressed_and_the_service_keeps_that
 def test_a_callers_rows_give_the_content_hash_of_each_input_it_is_not_hashed_again() -> None:
     """With ``build`` (the service's rows, replayed by its workers), the look-up of stored content uses each
     row's ``sha``: the writer thread does not hash every upload's text a second time."""
-    from backalley.ingest import built_chunks
-    from backalley.rows import content_hash
+    from backalley.store.ingest import built_chunks
+    from backalley.store.rows import content_hash
 
     game = item("h-1")
     row = build_item(game)

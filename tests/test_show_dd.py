@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.test_show_rulesets import rows, runner, section, show
 
 #: A card cell of the tricks table: ``N 10♥`` or ``N 10♥−2`` (the play cost its side 2 tricks).

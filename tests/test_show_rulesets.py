@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 
 runner = CliRunner()
 SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}

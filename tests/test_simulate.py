@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from backalley.cards import CARD_INDEX, FULL_DECK, SEATS
+from backalley.records.sources import InputFile, read_file
 from backalley.replay import CODES, replay
 from backalley.rules import contracts, hand_size, made
 from backalley.simulate import (
@@ -29,7 +30,6 @@ from backalley.simulate import (
     write_games,
     write_samples,
 )
-from backalley.sources import InputFile, read_file
 from backalley.validate import check
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"

@@ -10,12 +10,12 @@ import orjson
 import pytest
 
 from backalley import rules
-from backalley.analysis import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
+from backalley.analysis.dd import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
+from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
 from backalley.engine import DealState
 from backalley.rules import BOARD, PASS, STANDARD, Ruleset, find_ruleset
 from backalley.simulate import choose_bid, choose_play, player_pool, simulate_games
-from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 
 EW = 0b1010
 #: Multiplies every test's deal count (``BACKALLEY_SOLVER_SCALE=10`` for a long run).

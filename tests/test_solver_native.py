@@ -1,6 +1,6 @@
-"""The C search (``backalley/_ddcore.c``) against the Python one, minimax and the ruleset.
+"""The C search (``backalley/analysis/_ddcore.c``) against the Python one, minimax and the ruleset.
 
-The Python search of :mod:`backalley.solver` is the reference: on thousands of
+The Python search of :mod:`backalley.analysis.solver` is the reference: on thousands of
 random positions of every hand size up to 7 (and some larger deals) the C search
 must give the same values and the same per-play costs, with every pruning on and
 with each one off.  Its legal moves and trick winners, read from the tables
@@ -15,9 +15,9 @@ import random
 import pytest
 
 from backalley import rules
-from backalley.analysis import PlayedDeal, solve_deal
+from backalley.analysis.dd import PlayedDeal, solve_deal
+from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
 from backalley.cards import cards_of
-from backalley.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
 from tests.test_solver import EW, NO_PRUNING, NS, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
 
 pytestmark = pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")

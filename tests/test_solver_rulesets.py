@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from backalley.analysis import Scope, analyse_files
+from backalley.analysis.dd import Scope, analyse_files
+from backalley.analysis.solver import NATIVE, DealSolver, SolverRules
 from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
 from backalley.rules import Ruleset, all_rulesets, find_ruleset
-from backalley.solver import NATIVE, DealSolver, SolverRules
 from tests.test_solver import EW, NS, SCALE, minimax
 
 RULESETS = all_rulesets()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from backalley.cli import app
+from backalley.cli.app import app
 from tests.store_games import game_lines
 
 runner = CliRunner()

@@ -1,6 +1,6 @@
 """Start-up of ``backalley validate``: the command imports only what a valid record needs (issue 16).
 
-The record models (``backalley.record``: pydantic models, built at import, for
+The record models (``backalley.records.models``: pydantic models, built at import, for
 the records that fail the fast decoder) and rich (the console, the progress
 bar) are each a large share of a command's start-up; a run of valid records
 on a pipe needs neither, nor pydantic itself (typer 0.29 imports it to convert
@@ -19,7 +19,7 @@ import pytest
 from backalley.simulate import write_games
 from backalley.validate import default_workers
 
-SLOW = ("rich.console", "rich.progress", "backalley.record", "pydantic")
+SLOW = ("rich.console", "rich.progress", "backalley.records.models", "pydantic")
 
 
 def loaded_after(code: str, slow: tuple[str, ...] = SLOW) -> set[str]:
@@ -30,14 +30,14 @@ def loaded_after(code: str, slow: tuple[str, ...] = SLOW) -> set[str]:
 
 
 def test_importing_the_cli_loads_neither_the_models_nor_rich_console() -> None:
-    assert loaded_after("import backalley.cli") == set()
+    assert loaded_after("import backalley.cli.app") == set()
 
 
 def test_validating_valid_records_loads_neither(tmp_path: Path) -> None:
     games = tmp_path / "games.jsonl"
     write_games(games, games=2, seed=5)
     code = (
-        "import sys\nfrom backalley.cli import app\n"
+        "import sys\nfrom backalley.cli.app import app\n"
         f"try:\n    app(['validate', '--json', {str(games)!r}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
     )
     assert loaded_after(code) == set()
@@ -47,7 +47,7 @@ def test_validating_in_one_process_loads_no_multiprocessing(tmp_path: Path) -> N
     """``multiprocessing`` (with pickle and sockets, about 18 ms) is imported only when worker processes start."""
     games = tmp_path / "games.jsonl"
     write_games(games, games=3, seed=6)
-    run = "from backalley.cli import app\ntry:\n    app(['validate', '--json', {args}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
+    run = "from backalley.cli.app import app\ntry:\n    app(['validate', '--json', {args}])\nexcept SystemExit as e:\n    assert e.code == 0, e.code"
     one = run.format(args=f"'--workers', '1', {str(games)!r}")
     assert loaded_after(one, ("multiprocessing",)) == set()
     if default_workers() >= 2:  # (the probe sees it when workers do start)
@@ -59,10 +59,10 @@ def test_a_failing_record_still_gets_the_pydantic_messages(tmp_path: Path) -> No
     bad = tmp_path / "bad.json"
     bad.write_text('{"format_version": 1, "game_id": "g 1"}', encoding="utf-8")
     code = (
-        "from backalley.cli import app\n"
+        "from backalley.cli.app import app\n"
         f"try:\n    app(['validate', '--json', {str(bad)!r}])\nexcept SystemExit as e:\n    assert e.code == 1, e.code"
     )
-    assert "backalley.record" in loaded_after(code)
+    assert "backalley.records.models" in loaded_after(code)
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -77,7 +77,7 @@ def test_validating_freezes_what_is_left_at_exit(tmp_path: Path, workers: str) -
     code = (
         "import atexit, gc, sys\n"
         "atexit.register(lambda: sys.stderr.write(f'FROZEN {gc.get_freeze_count()}'))\n"
-        "from backalley.cli import app\n"
+        "from backalley.cli.app import app\n"
         f"app(['validate', '--json', '--workers', {workers!r}, {str(games)!r}], standalone_mode=False)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

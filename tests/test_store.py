@@ -16,13 +16,12 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from backalley import ingest as ingest_mod
-from backalley import store as store_mod
-from backalley.cli import app
-from backalley.ingest import ingest
+from backalley.cli.app import app
 from backalley.replay import replay
 from backalley.rules import SCORED_DEALS
-from backalley.store import (
+from backalley.store import database as store_mod
+from backalley.store import ingest as ingest_mod
+from backalley.store.database import (
     NotAStoreError,
     QueryError,
     ReadOnlyQueryError,
@@ -32,6 +31,7 @@ from backalley.store import (
     StoreLockedError,
     export,
 )
+from backalley.store.ingest import ingest
 from tests.store_games import game_lines
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -454,7 +454,7 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from backalley.store import Store; s = Store.open(sys.argv[1]); "
+            "import sys, time; from backalley.store.database import Store; s = Store.open(sys.argv[1]); "
             "print('ready', flush=True); time.sleep(60)",
             str(db),
         ],
@@ -603,7 +603,7 @@ def test_export_of_empty_tables_keeps_their_columns(tmp_path: Path) -> None:
 def test_no_connection_draws_duckdbs_progress_bar(tmp_path: Path) -> None:
     """DuckDB's own progress bar (on by default) writes to stdout: into `query --format csv` output or a report's."""
     from backalley.reporting.metrics import open_store
-    from backalley.store import Store
+    from backalley.store.database import Store
 
     db = tmp_path / "s.duckdb"
     with Store.open(db) as store:

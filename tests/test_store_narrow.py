@@ -18,10 +18,10 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from backalley import store as store_mod
-from backalley.cli import app
-from backalley.ingest import ingest
-from backalley.store import Store
+from backalley.cli.app import app
+from backalley.store import database as store_mod
+from backalley.store.database import Store
+from backalley.store.ingest import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store-v4.duckdb.gz"

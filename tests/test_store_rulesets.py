@@ -16,13 +16,13 @@ from typing import Any
 import duckdb
 import pytest
 
-from backalley import store as store_mod
 from backalley.cards import CARD_INDEX
-from backalley.ingest import ingest
 from backalley.replay import replay
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
-from backalley.store import Store
+from backalley.store import database as store_mod
+from backalley.store.database import Store
+from backalley.store.ingest import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store-v3.duckdb.gz"

@@ -22,8 +22,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from backalley.cli import app
-from backalley.sources import BOM, InputFile, Item, count_lines, expand, line_ranges, read_file, read_span, spans
+from backalley.cli.app import app
+from backalley.records.sources import (
+    BOM,
+    InputFile,
+    Item,
+    count_lines,
+    expand,
+    line_ranges,
+    read_file,
+    read_span,
+    spans,
+)
 from backalley.validate import Piece, Summary, pool_context, validate_files
 from tests.test_schema import random_record
 

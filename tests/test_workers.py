@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import backalley.validate
 from backalley import workers
-from backalley.cli import app
+from backalley.cli.app import app
 from backalley.workers import RemoteTraceback, WorkerDied, ordered_map
 
 FORK = multiprocessing.get_context("fork")
@@ -191,7 +191,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("module", "args", "message"),
     [
         ("backalley.reporting", ["report", "--workers", "2", "--out", "{tmp}"], "before it wrote its pages"),
-        ("backalley.analysis", ["analyze", "--workers", "2", "--max-cards", "13"], "run analyze again"),
+        ("backalley.analysis.dd", ["analyze", "--workers", "2", "--max-cards", "13"], "run analyze again"),
     ],
 )
 def test_report_and_analyze_report_a_dead_worker_as_an_error(

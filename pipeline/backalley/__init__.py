@@ -13,11 +13,11 @@ COMPILED_MODULES = (
     "rules/pereulok",
     "rules/bab_online",
     "replay",
-    "solver",
-    "rows",
+    "analysis/solver",
+    "store/rows",
 )
-#: The plain C extensions (``backalley/_ddcore.c``, ``backalley/_fastplay.c``), built with them.
-C_EXTENSIONS = ("_ddcore", "_fastplay")
+#: The plain C extensions (``backalley/analysis/_ddcore.c``, ``backalley/_fastplay.c``), built with them.
+C_EXTENSIONS = ("analysis/_ddcore", "_fastplay")
 
 
 def _hashed_sources(here: _Path) -> list[_Path]:

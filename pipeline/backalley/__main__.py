@@ -1,3 +1,3 @@
-from backalley.batch import main
+from backalley.cli.batch import main
 
 main()

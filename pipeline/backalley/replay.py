@@ -1,7 +1,7 @@
 """Record -> replay: every violation with its location, and the recomputed scores.
 
 :func:`replay` takes any parsed JSON value and never raises on bad content.  A
-record that fails the schema (pydantic models of :mod:`backalley.record`) gets
+record that fails the schema (pydantic models of :mod:`backalley.records.models`) gets
 one ``SCHEMA`` violation per offending location and nothing else is checked.
 A record that fits the schema is replayed deal by deal on small ints and
 bitmasks (no pydantic objects on this path), following the replay conventions
@@ -21,7 +21,7 @@ import msgspec
 from msgspec import UNSET
 
 from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, LJ, NO_TRUMP, SEATS, SUITS
-from backalley.fastrecord import (
+from backalley.records.fast import (
     AnyFastRecord,
     CardName,
     FastDeal,
@@ -208,12 +208,12 @@ def schema_violations(obj: dict[str, Any]) -> list[Violation]:
     """One ``SCHEMA`` violation per offending location (empty when the record fits).
 
     A record whose ``format_version`` is the integer 2 is checked as format 2
-    (the model of its ``ruleset``, then :func:`~backalley.record.v2_problems`);
+    (the model of its ``ruleset``, then :func:`~backalley.records.models.v2_problems`);
     anything else as format 1, exactly as before format 2 existed.
     """
     from pydantic import ValidationError  # (here: pydantic is slow to import, and most records never need it)
 
-    from backalley.record import GameRecord
+    from backalley.records.models import GameRecord
 
     version = obj.get("format_version")
     if version == 2 and type(version) is int:
@@ -237,7 +237,7 @@ def _schema_errors(exc: ValidationError) -> list[Violation]:
 def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
     from pydantic import ValidationError
 
-    from backalley.record import MODELS_V2
+    from backalley.records.models import MODELS_V2
 
     name = obj.get("ruleset")
     model = MODELS_V2.get(name) if isinstance(name, str) else None

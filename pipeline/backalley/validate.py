@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from backalley.fastrecord import fast_decode_any
+from backalley.records.fast import fast_decode_any
+from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
-from backalley.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
 from backalley.workers import ordered_map
 
 if TYPE_CHECKING:  # multiprocessing is imported only when workers start: one worker, or a single record, starts sooner
@@ -264,7 +264,7 @@ def validate_files(
     With one worker the records are read and checked here, a few at a time (one at
     a time from standard input or a pipe, so that each is reported as it comes).  With
     several, each worker reads and checks pieces of about ``span_bytes`` of input
-    (:func:`~backalley.sources.spans`) and sends back their results as one
+    (:func:`~backalley.records.sources.spans`) and sends back their results as one
     (:func:`~backalley.workers.ordered_map`): this process, which runs no thread,
     only cuts large files at newlines and writes what comes back.
     A record above ``max_record_bytes`` is not parsed: it is a ``JSON`` error naming its size.

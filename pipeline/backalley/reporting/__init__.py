@@ -20,7 +20,7 @@ import duckdb
 from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
-from backalley.store import one_line
+from backalley.store.database import one_line
 from backalley.workers import pool_errors
 
 #: Called as progress(done, total, what) while pages are written.

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from backalley.store import StoreError, check_readable, one_line, quiet
+from backalley.store.database import StoreError, check_readable, one_line, quiet
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200

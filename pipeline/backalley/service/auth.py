@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import duckdb
 
 from backalley.service.settings import ServiceError
-from backalley.store import Store
+from backalley.store.database import Store
 
 #: The cookie holding a signed-in browser's token (reads only, in private mode).
 COOKIE = "backalley_token"

@@ -3,7 +3,7 @@
 A body is one record (``application/json``), many (``application/x-ndjson``,
 one per line) or a file in a ``multipart/form-data`` form (field ``file``; a
 name ending in ``.json`` holds one record, anything else one per line). Each
-record becomes an :class:`~backalley.sources.Item` named ``source`` (and its
+record becomes an :class:`~backalley.records.sources.Item` named ``source`` (and its
 line), as ``backalley ingest`` names the records of a file.
 """
 
@@ -18,8 +18,8 @@ from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 
+from backalley.records.sources import Item
 from backalley.service.problems import API_PREFIX, PROBLEM_TYPE, Problem, plain_error_page, problem_body
-from backalley.sources import Item
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"

@@ -7,7 +7,7 @@ worth keeping. A stored game never changes while the service is the database's
 only writer (an upload that conflicts goes to ``rejects``), so an entry is never
 stale; nor is what the pages show of a game (its rows, as JSON).
 
-Entries are zstd frames (:mod:`backalley.raw`: about 5 kB for a 23 kB game), and
+Entries are zstd frames (:mod:`backalley.store.raw`: about 5 kB for a 23 kB game), and
 the least recently used go first once the cache holds more than its byte budget.
 The games an upload stores arrive compressed already, by the worker that
 replayed them (:meth:`RecordCache.put_packed`): compressing them in the writer
@@ -21,14 +21,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from backalley import raw as raw_codec
+from backalley.store import raw as raw_codec
 
 
 class RecordCache:
     """Texts by ``game_id``, at most ``budget`` compressed bytes (0: keep nothing).
 
     ``pack`` makes an entry of a text and ``unpack`` turns it back (by default one zstd frame
-    of :func:`backalley.raw.compress`)."""
+    of :func:`backalley.store.raw.compress`)."""
 
     def __init__(
         self,

@@ -18,8 +18,8 @@ import msgspec
 import orjson
 
 from backalley.cards import SEATS
-from backalley.outcomes import GameFigures, among_ids, games_figures, page_sides
-from backalley.sources import parse
+from backalley.records.sources import parse
+from backalley.store.outcomes import GameFigures, among_ids, games_figures, page_sides
 
 if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
     import duckdb

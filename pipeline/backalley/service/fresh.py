@@ -6,19 +6,19 @@ file costs 40–50 ms of DuckDB's time. That page data used to be read, after
 each commit, from a copy of the new rows in a database in memory, by the
 store's own views: about 1.6 ms of CPU a game (the views' planning, and the
 Python objects built from their rows), on the one thread every upload waits
-for. Here a worker process computes it from the :class:`~backalley.rows.Built`
+for. Here a worker process computes it from the :class:`~backalley.store.rows.Built`
 rows of the game, replayed from the raw text the service keeps in memory, when
 a page first asks for it (:meth:`backalley.service.state.Service.fresh_page`):
 
 - :func:`view_rows` names the rows' small-int codes exactly as the store's
   views name the narrow tables' codes, with the same lists
-  (:data:`backalley.rows.SEAT_CODES`, ``CARD_CODES``, ``SUIT_CODES``,
+  (:data:`backalley.store.rows.SEAT_CODES`, ``CARD_CODES``, ``SUIT_CODES``,
   ``CONTRACT_KINDS``, ``SIDE_NAMES``): a row here is the row the view gives
   for that game once it is stored;
 - :func:`page` hands them to the same assembly as a read from the file
   (:func:`backalley.service.data.games_from_rows`,
-  :func:`backalley.outcomes.figures_from_rows`,
-  :func:`backalley.outcomes.deal_lines`).
+  :func:`backalley.store.outcomes.figures_from_rows`,
+  :func:`backalley.store.outcomes.deal_lines`).
 
 The worker also compresses the JSON (a zstd frame, as the service's cache
 keeps it), with ``null`` as the time of the ingest (``ingested_at``); the
@@ -39,10 +39,12 @@ from zoneinfo import ZoneInfo
 
 import orjson
 
-from backalley import raw as raw_codec
 from backalley.cards import NO_TRUMP
-from backalley.outcomes import deal_lines, figures_from_rows
-from backalley.rows import (
+from backalley.records.sources import Item
+from backalley.service import data
+from backalley.store import raw as raw_codec
+from backalley.store.outcomes import deal_lines, figures_from_rows
+from backalley.store.rows import (
     CARD_CODES,
     CONTRACT_KINDS,
     DEAL_INTS,
@@ -53,8 +55,6 @@ from backalley.rows import (
     SUIT_CODES,
     Built,
 )
-from backalley.service import data
-from backalley.sources import Item
 
 _G = {f: k for k, f in enumerate(GAME_FIELDS)}
 _ND, _NS = len(DEAL_INTS), len(SIDE_INTS)
@@ -121,7 +121,7 @@ _CARD: _Names = dict(enumerate(CARD_CODES))
 _SUIT: _Names = dict(enumerate(SUIT_CODES))
 _KIND: _Names = dict(enumerate(CONTRACT_KINDS))
 _SIDE: _Names = dict(enumerate(SIDE_NAMES))
-#: The deal fields :func:`view_rows` reads, in :data:`~backalley.rows.DEAL_INTS` order (its first nine and last).
+#: The deal fields :func:`view_rows` reads, in :data:`~backalley.store.rows.DEAL_INTS` order (its first nine and last).
 _DEAL_HEAD: tuple[str, ...] = ("number", "hand_size", "dealer", "trump_card", "trump", "joker_swap_seat")
 _DEAL_HEAD += ("joker_swap_drawn", "pass_out", "opening_leader")
 assert DEAL_INTS[: len(_DEAL_HEAD)] == _DEAL_HEAD and DEAL_INTS[-1] == "tricks"
@@ -132,7 +132,7 @@ _NO_SIDE = (None,) * 8
 
 
 def _columns(packed: bytes, nulls: bytes, width: int, wanted: Sequence[int]) -> list[Sequence[int | None]]:
-    """Columns ``wanted`` of packed int64 rows of ``width`` values (native order, as :mod:`backalley.rows`
+    """Columns ``wanted`` of packed int64 rows of ``width`` values (native order, as :mod:`backalley.store.rows`
     packs them), NULLs as ``None``: each column is one slice, and only a column holding a NULL is walked."""
     ints: list[int] = memoryview(packed).cast("q").tolist()
     out: list[Sequence[int | None]] = []
@@ -148,7 +148,7 @@ def _bool(v: int | None) -> bool | None:
 
 
 def _side(row: tuple[int | None, ...], gid: str, deal: int) -> tuple[Any, ...]:
-    """A ``deal_sides`` row (:data:`backalley.outcomes.LINE_SIDE_COLUMNS`) of a packed side row."""
+    """A ``deal_sides`` row (:data:`backalley.store.outcomes.LINE_SIDE_COLUMNS`) of a packed side row."""
     side, kind, contract, multiplier, level, tricks, points, made, rt, rp = row
     made_bool = _bool(made)
     return (gid, deal, _SIDE.get(side), _KIND.get(kind), contract, multiplier, level, tricks, points, made_bool, rt, rp)

@@ -2,7 +2,7 @@
 data when a page first asks for it, in a worker of its own.
 
 :func:`build_and_report` replays a record once for the common case (a record
-that fits the format: the fast path of both :func:`backalley.rows.build_item`
+that fits the format: the fast path of both :func:`backalley.store.rows.build_item`
 and :func:`backalley.validate.check`); any other input takes both generic
 paths, so its report and rows are exactly those of ``validate`` and ``ingest``.
 What the pages show of a game (:func:`backalley.service.fresh.page`) is
@@ -22,11 +22,11 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from backalley.record import fast_decode
+from backalley.records.models import fast_decode
+from backalley.records.sources import Item
 from backalley.replay import replay_checked
-from backalley.rows import Built, build_game, build_item, build_rows, content_hash, with_raw
 from backalley.service.fresh import Page, page
-from backalley.sources import Item
+from backalley.store.rows import Built, build_game, build_item, build_rows, content_hash, with_raw
 from backalley.validate import check_item, tune_gc
 
 #: Records per task sent to a worker process.
@@ -72,7 +72,7 @@ def _tasks(items: list[Item]) -> list[list[Item]]:
 
 def _context() -> multiprocessing.context.BaseContext:
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["backalley.rows", "backalley.service.fresh"])
+    ctx.set_forkserver_preload(["backalley.store.rows", "backalley.service.fresh"])
     return ctx
 
 

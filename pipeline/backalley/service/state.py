@@ -2,7 +2,7 @@
 
 Every write (an upload, a token) runs under one lock; uploads are stored by one
 thread (:class:`~backalley.service.writer.Writer`) through the same ingest code
-as ``backalley ingest`` (:func:`backalley.ingest.ingest_items`): idempotent,
+as ``backalley ingest`` (:func:`backalley.store.ingest.ingest_items`): idempotent,
 atomic per transaction, conflicts kept in ``rejects``. Reads use cursors of the
 same database, which see every committed write.
 """
@@ -23,6 +23,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
+from backalley.records.sources import Item
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
@@ -30,8 +31,7 @@ from backalley.service.fresh import pack_page, unpack_page, zone
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import StoredGame, Writer
-from backalley.sources import Item
-from backalley.store import Store
+from backalley.store.database import Store
 
 log = logging.getLogger("backalley.service")
 

@@ -3,7 +3,7 @@
 Each upload arrives replayed (its rows built); the writer takes the first one
 waiting and every other one waiting behind it (up to :data:`GROUP_RECORDS`
 records), and stores them in one transaction of a long-lived ingest run
-(:class:`backalley.ingest.Session`, the same code as ``backalley ingest``), in
+(:class:`backalley.store.ingest.Session`, the same code as ``backalley ingest``), in
 arrival order, so that several small uploads share the fixed cost of a commit
 instead of paying it each (group commit). The answer is as if they had come one
 after the other: a game sent twice in the group is stored once, the second time
@@ -22,10 +22,10 @@ from datetime import datetime
 
 import pyarrow as pa
 
-from backalley.ingest import Session
-from backalley.rows import Built
-from backalley.sources import Item
-from backalley.store import Store
+from backalley.records.sources import Item
+from backalley.store.database import Store
+from backalley.store.ingest import Session
+from backalley.store.rows import Built
 
 log = logging.getLogger("backalley.service")
 

@@ -1,7 +1,7 @@
 """Double-dummy analysis of recorded deals: what each deal could make, and what each play cost.
 
 A deal's **value** for a side is the number of tricks it wins with perfect
-play by everyone who sees every hand (:mod:`backalley.solver`), from the
+play by everyone who sees every hand (:mod:`backalley.analysis.solver`), from the
 recorded opening lead.  Values are taken before every recorded card and
 after the last, so each play's **cost** is the tricks its side lost by it
 against perfect play from there (0 for a perfect play).  The sides are the
@@ -27,11 +27,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
+from backalley.records.sources import SourceError, expand, parse, read_file
 from backalley.replay import ERROR, DealOutcome, Replay, replay
 from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
-from backalley.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
-from backalley.sources import SourceError, expand, parse, read_file
 from backalley.workers import pool_errors
 
 NS = 0b0101  # the seats of side NS as a bitmask
@@ -416,7 +416,7 @@ def analyse_store(
     Interrupting loses at most the batch in progress; running again resumes.  Deals
     of more than ``max_cards`` a hand are left for a later run.
     """
-    from backalley.store import Store
+    from backalley.store.database import Store
 
     summary = AnalyzeSummary()
     with Store.open(db) as store:
@@ -441,7 +441,7 @@ def analyse_store(
 
 def _pooled(pool: ProcessPoolExecutor, jobs: list[Job]) -> list[tuple[str, GameAnalysis]]:
     """The jobs' analyses, in order, from the pool's workers; a worker that died is a ``StoreError``."""
-    from backalley.store import StoreError
+    from backalley.store.database import StoreError
 
     with pool_errors(StoreError, "analysed its games; the batches committed before stay: run analyze again to go on"):
         return list(pool.map(_analyse_raw, jobs))

@@ -53,7 +53,7 @@ def _load_core() -> Any:
     if os.environ.get("BACKALLEY_PURE_PYTHON") == "1":
         return None
     try:
-        from backalley import _ddcore
+        from backalley.analysis import _ddcore
     except ImportError:  # pragma: no cover - depends on the build
         return None
     return _ddcore

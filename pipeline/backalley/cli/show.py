@@ -1,6 +1,6 @@
 """``backalley show``: a stored game or deal of any ruleset in the terminal (rich), data never read as markup.
 
-The figures come by side from :mod:`backalley.outcomes` (two teams, or four
+The figures come by side from :mod:`backalley.store.outcomes` (two teams, or four
 seats without partnerships; declarations and multipliers, bore levels,
 rainbows, named trump); the deal as recorded (hands, calls, tricks, faults)
 from :mod:`backalley.service.data`.  Every piece of record text goes into a
@@ -17,7 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from backalley.cards import TEAMS
-from backalley.outcomes import (
+from backalley.service.data import DealView, card_color, card_text, violations
+from backalley.service.data import deal as recorded_deal
+from backalley.store.outcomes import (
     BidLine,
     DealFigures,
     DealLine,
@@ -29,8 +31,6 @@ from backalley.outcomes import (
     double_dummy_values,
     game_figures,
 )
-from backalley.service.data import DealView, card_color, card_text, violations
-from backalley.service.data import deal as recorded_deal
 
 _CARD_STYLE = {"red": "bold red", "black": "bold", "joker": "bold magenta"}
 _SUIT = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}

@@ -6,7 +6,7 @@ the command line takes about 30 ms of the 110 ms.  :func:`main` recognises one
 plain form of that command (:func:`parse_batch`) and runs it directly; every other
 command line, and anything this form cannot answer the way the full command does
 (a path that cannot be read, no records, a progress bar, a usage error), goes to
-the full command line (:mod:`backalley.cli`), which has the last word.  A test
+the full command line (:mod:`backalley.cli.app`), which has the last word.  A test
 keeps :func:`parse_batch` equal to what typer passes to ``validate``.
 """
 
@@ -17,8 +17,8 @@ import re
 import sys
 from dataclasses import dataclass
 
-#: Show a progress bar when stderr is a terminal and the input is at least this large (every command).
-PROGRESS_MIN_BYTES = 1 << 20
+from backalley.cli import PROGRESS_MIN_BYTES
+
 #: A worker count as ``--workers`` takes it here (typer also takes ``+2``, `` 2``, ``0x``...: it answers those).
 _COUNT = re.compile(r"[1-9][0-9]{0,5}")
 
@@ -89,8 +89,8 @@ def run_batch(batch: Batch) -> int | None:
     progress bar (standard error is a terminal and the input large); and when
     there is no record at all, which the full command reports as an error.
     """
+    from backalley.records.sources import SourceError, expand
     from backalley.sizes import parse_size
-    from backalley.sources import SourceError, expand
     from backalley.validate import MAX_RECORD_BYTES, UNCHECKED, Summary, validate_files, worker_count
     from backalley.workers import WorkerDied
 
@@ -131,7 +131,7 @@ def main() -> None:
     batch = parse_batch(sys.argv[1:])
     if batch is not None and (status := _run(batch)) is not None:
         sys.exit(status)
-    from backalley.cli import app
+    from backalley.cli.app import app
 
     app(prog_name="backalley")
 

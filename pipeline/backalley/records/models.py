@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from backalley.fastrecord import (  # the fast path, re-exported: see backalley.fastrecord
+from backalley.records.fast import (  # the fast path, re-exported: see backalley.records.fast
     BORES,
     CARD_PATTERN,
     GAME_ID_PATTERN,

@@ -1,7 +1,7 @@
-/* The double-dummy search of backalley.solver, in C (optional: solver.py falls back to Python).
+/* The double-dummy search of backalley.analysis.solver, in C (optional: solver.py falls back to Python).
  *
  * This file decides no rule of the game.  Every rule arrives as tables that
- * backalley.solver.SolverRules.tables() builds from the ruleset (cards are
+ * backalley.analysis.solver.SolverRules.tables() builds from the ruleset (cards are
  * ints 0..53, hands are 64-bit masks):
  *
  *   follow[led]          the cards that follow a lead of `led`;
@@ -882,7 +882,7 @@ static PyGetSetDef Core_getset[] = {
 };
 
 static PyTypeObject CoreType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "backalley._ddcore.Core",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "backalley.analysis._ddcore.Core",
     .tp_basicsize = sizeof(Core),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "The double-dummy search of one deal for one side, over rule tables (see the module source).",

@@ -2,7 +2,7 @@
 
 Decoding JSON bytes straight into these Structs parses and checks the format
 in one pass, several times faster than parsing and then running pydantic.
-pydantic (:mod:`backalley.record`) stays the authority: any input the fast
+pydantic (:mod:`backalley.records.models`) stays the authority: any input the fast
 decoder refuses is parsed again and checked there, whose messages are the ones
 reported, and the tests check that both accept exactly the same records.
 

@@ -1,9 +1,9 @@
 """The row data of many games -> one Arrow table per narrow store table (in the writer).
 
 :func:`game_tables` turns the compact row data the workers send
-(:class:`backalley.rows.Built`: tuples, packed int64 fields, per-trick bytes and
+(:class:`backalley.store.rows.Built`: tuples, packed int64 fields, per-trick bytes and
 the raw text compressed) into the Arrow tables of the narrow schema
-(:data:`backalley.store.NARROW_TABLES`) column-wise, with numpy: an integer game
+(:data:`backalley.store.database.NARROW_TABLES`) column-wise, with numpy: an integer game
 key per game, small integer codes for seats, cards, suits, kinds and sides, and
 one row per trick with its four cards. It is the one way from built rows to
 stored rows: the embedded store inserts these tables, and anything else that
@@ -22,9 +22,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from backalley import raw as raw_codec
 from backalley.cards import NUM_CARDS
-from backalley.rows import (
+from backalley.records.sources import Item
+from backalley.rules import find_ruleset
+from backalley.rules.base import TRUMPS
+from backalley.store import raw as raw_codec
+from backalley.store.rows import (
     BID_INTS,
     DEAL_INTS,
     GAME_FIELDS,
@@ -34,9 +37,6 @@ from backalley.rows import (
     VIOLATION_FIELDS,
     Built,
 )
-from backalley.rules import find_ruleset
-from backalley.rules.base import TRUMPS
-from backalley.sources import Item
 
 _STR = pa.string()
 _I32 = pa.int32()
@@ -86,7 +86,7 @@ VIOLATION_TYPES: dict[str, Any] = {
 assert tuple(GAME_TYPES) == GAME_FIELDS and tuple(VIOLATION_TYPES) == VIOLATION_FIELDS
 assert tuple(GAME_SIDE_TYPES) == GAME_SIDE_FIELDS
 
-#: The code of each side name (:data:`~backalley.rows.SIDE_NAMES`).
+#: The code of each side name (:data:`~backalley.store.rows.SIDE_NAMES`).
 SIDE_CODE = {name: k for k, name in enumerate(SIDE_NAMES)}
 
 
@@ -121,7 +121,7 @@ _B = {f: k for k, f in enumerate(BID_INTS)}
 def game_tables(games: list[tuple[Item, Built]], first_key: int = 1) -> dict[str, pa.Table]:
     """The rows of these games (each with its input) in every narrow table, in insert order.
 
-    The one way from built rows to the store's tables (:data:`backalley.store.NARROW_TABLES`):
+    The one way from built rows to the store's tables (:data:`backalley.store.database.NARROW_TABLES`):
     the games get the keys ``first_key``, ``first_key + 1``, ... in order, and
     ``g_games`` gets everything but ``run_id`` and ``ingested_at``, which the writer adds.
     """

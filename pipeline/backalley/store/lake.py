@@ -3,15 +3,15 @@
 ``backalley ingest --cluster … --lake …`` cuts the inputs into partitions (whole
 files, or byte ranges of large ``.jsonl`` files cut at line boundaries) and runs
 :func:`build_partition` for each as a Dask task: read, replay and row building
-(:func:`backalley.ingest.built_chunks`).  This process (the client) takes the
+(:func:`backalley.store.ingest.built_chunks`).  This process (the client) takes the
 results **in input order** and, for each partition, serially:
 
 1. decides every record's fate with the embedded store's own writer
-   (:class:`backalley.ingest.Writer`) against an in-memory index of what the lake
+   (:class:`backalley.store.ingest.Writer`) against an in-memory index of what the lake
    holds (game ids, content hashes, reject keys), so duplicates and conflicts are
    decided exactly as ``backalley ingest --db`` decides them;
 2. appends the Arrow tables the writer produced (the store's base tables ``g_games``,
-   ``g_deals``, … of :func:`backalley.tables.game_tables`, and ``rejects``) to the
+   ``g_deals``, … of :func:`backalley.store.tables.game_tables`, and ``rejects``) to the
    Delta table of the same name under the lake, one Delta commit per table; the
    games' keys are the lake's own (:data:`GAME_KEY`);
 3. appends the partition's row to the Delta table ``partitions``: the partition
@@ -24,7 +24,7 @@ names; the next run restores those tables to the versions the last committed
 partition recorded (:meth:`Lake.recover`) before it starts.  One ingest writes
 to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
 views over the lake's files, and whose user-facing views (``games``, ``plays``,
-…) are the store's own (:func:`backalley.store.create_views`).  See docs/scale-out.md.
+…) are the store's own (:func:`backalley.store.database.create_views`).  See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from backalley import sources
-from backalley.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
-from backalley.sources import InputFile, Item, expand, range_items, read_file
-from backalley.store import LAKE_KEY, Store, create_views, one_line
+from backalley.records import sources
+from backalley.records.sources import InputFile, Item, expand, range_items, read_file
+from backalley.store.database import LAKE_KEY, Store, create_views, one_line
+from backalley.store.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
 from backalley.validate import MAX_RECORD_BYTES
 
 #: How to install what the cluster path needs.
@@ -601,7 +601,7 @@ def ingest(
     With ``stage_files`` (the default) the tasks write the Parquet files and the client commits
     them (:func:`_commit_staged`); without it the client writes every row (:func:`_commit`).
 
-    Raises :class:`~backalley.sources.SourceError` for a bad path and
+    Raises :class:`~backalley.records.sources.SourceError` for a bad path and
     :class:`LakeError` for standard input.
     """
     t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Types of the C search (``_ddcore.c``); see :mod:`backalley.solver`."""
+"""Types of the C search (``_ddcore.c``); see :mod:`backalley.analysis.solver`."""
 
 from collections.abc import Sequence
 

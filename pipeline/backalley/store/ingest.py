@@ -1,8 +1,8 @@
 """Ingest: every input record replayed and stored, in atomic batches, idempotently.
 
 Worker processes parse and replay each input and build its compact row data
-(:func:`backalley.rows.build_item`); this process decides each record's fate,
-turns a chunk's row data into Arrow tables (:mod:`backalley.tables`) and is the
+(:func:`backalley.store.rows.build_item`); this process decides each record's fate,
+turns a chunk's row data into Arrow tables (:mod:`backalley.store.tables`) and is the
 single DuckDB writer, its inserts and commits running in order on a thread of
 their own (:class:`_Background`) while the next chunk is prepared.  Inputs are
 taken in chunks of :data:`CHUNK` records (one insert per table each), and
@@ -47,11 +47,11 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.rows import Built, build_item, content_hash, oversized, worker_init
+from backalley.records.sources import InputFile, Item, expand, read_file
 from backalley.sizes import parse_size
-from backalley.sources import InputFile, Item, expand, read_file
-from backalley.store import Store, StoreError, one_line
-from backalley.tables import game_tables, rows_table
+from backalley.store.database import Store, StoreError, one_line
+from backalley.store.rows import Built, build_item, content_hash, oversized, worker_init
+from backalley.store.tables import game_tables, rows_table
 from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
 from backalley.workers import WorkerDied, pool_errors
 
@@ -141,8 +141,8 @@ def ingest(
 ) -> RunSummary:
     """Replay and store every record under ``paths``; returns the run's counters.
 
-    Raises :class:`~backalley.sources.SourceError` for a bad path (before the
-    database is touched) and :class:`~backalley.store.StoreError` for database
+    Raises :class:`~backalley.records.sources.SourceError` for a bad path (before the
+    database is touched) and :class:`~backalley.store.database.StoreError` for database
     problems.
     """
     files = expand(paths)
@@ -220,7 +220,7 @@ def ingest_items(
 
     ``fate`` hears what became of each input; without ``checkpoint`` the
     write-ahead log is left for DuckDB to fold in later (a service doing many
-    small ingests); ``build`` replaces :func:`~backalley.rows.build_item` with
+    small ingests); ``build`` replaces :func:`~backalley.store.rows.build_item` with
     one worker (a caller that replayed the records already).  A record above
     ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
     """
@@ -344,8 +344,8 @@ def built_chunks(
     again: they come back as ``Built(stored=True)`` (a duplicate), which makes a
     re-run cheap.  An input above ``max_record_bytes`` is not replayed either: it
     comes back as the reject ``too_large``, its raw text cut short
-    (:func:`backalley.rows.oversized`).  ``build`` (one worker) stands in for
-    :func:`~backalley.rows.build_item`: a caller that replayed the inputs already; the
+    (:func:`backalley.store.rows.oversized`).  ``build`` (one worker) stands in for
+    :func:`~backalley.store.rows.build_item`: a caller that replayed the inputs already; the
     content hash of each input is then its rows' ``sha``, not computed again.
     """
     it = iter(items)
@@ -380,7 +380,7 @@ def built_chunks(
         return
     ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
     if os.name == "posix":
-        ctx.set_forkserver_preload(["backalley.rows"])
+        ctx.set_forkserver_preload(["backalley.store.rows"])
     # ProcessPoolExecutor, not multiprocessing.Pool: the pool's worker-handler thread also waits on the
     # result pipe, so it woke again and again while a result sat there unread (about 1 s of this
     # process's CPU in an ingest of 10,000 standard games on two cores).
@@ -757,7 +757,7 @@ class _Writer:
         return out
 
 
-#: The writer, for an ingest that stores elsewhere than one DuckDB file (:mod:`backalley.lake`).
+#: The writer, for an ingest that stores elsewhere than one DuckDB file (:mod:`backalley.store.lake`).
 Writer = _Writer
 
 REJECT_TYPES: dict[str, Any] = {
@@ -831,7 +831,7 @@ class Session:
 
         ``tables`` hears the tables written, a chunk at a time, before they are written.
 
-        Raises :class:`~backalley.store.StoreError` when the database fails: the
+        Raises :class:`~backalley.store.database.StoreError` when the database fails: the
         group's transaction is rolled back and the session is over.
         """
         if self.failed:

@@ -1,6 +1,6 @@
 """One raw input -> the row data the store keeps of it (runs in worker processes).
 
-:func:`build_item` decodes and replays one :class:`~backalley.sources.Item` the
+:func:`build_item` decodes and replays one :class:`~backalley.records.sources.Item` the
 way :func:`backalley.validate.check` does (the msgspec fast path, and the full
 parse + pydantic path for anything it refuses) and turns the record and its
 replay into compact row data, cheap to send between processes:
@@ -13,10 +13,10 @@ replay into compact row data, cheap to send between processes:
   trump broken before, and the four cards in play order).
 
 The single writer in the parent process expands these column-wise
-(:mod:`backalley.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
+(:mod:`backalley.store.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
 to import in a worker.  Every record that fits the schema (format 1 or 2, any
 ruleset) goes through the one row builder, :func:`build_game`, from the msgspec
-Structs of :mod:`backalley.record`, asking the record's ruleset
+Structs of :mod:`backalley.records.models`, asking the record's ruleset
 (:func:`backalley.replay.ruleset_of`) for hand sizes, sides and contracts; a record with a usable ``game_id`` that does not fit
 the schema only gets its ``games`` and ``violations`` rows.
 
@@ -37,9 +37,8 @@ from typing import Any, cast
 
 from msgspec import UNSET
 
-from backalley import raw as raw_codec
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
-from backalley.record import (
+from backalley.records.models import (
     AnyFastRecord,
     FastTeamInts,
     fast_decode_any,
@@ -47,6 +46,7 @@ from backalley.record import (
     nfc,
     to_fast_any,
 )
+from backalley.records.sources import Item, parse
 from backalley.replay import (
     ERROR,
     SEAT_INDEX,
@@ -61,7 +61,7 @@ from backalley.replay import (
 from backalley.rules import BOARD, PASS, RULESETS, Bid, Contract, Ruleset, RulesetError, canonical_options
 from backalley.rules.bab_online import BORE_MULT, bore_level
 from backalley.rules.pereulok import multiplier
-from backalley.sources import Item, parse
+from backalley.store import raw as raw_codec
 from backalley.validate import status, too_large, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
@@ -189,7 +189,7 @@ class Built:
     nsides: int = 2
     #: The ``game_sides`` rows (:data:`GAME_SIDE_FIELDS`), one per side.
     game_sides: list[tuple[Any, ...]] = field(default_factory=list)
-    #: The raw input compressed (:func:`backalley.raw.compress`), for a game that will be stored
+    #: The raw input compressed (:func:`backalley.store.raw.compress`), for a game that will be stored
     #: (not a row: left out of comparisons of what two builders made of a record).
     raw_zstd: bytes = field(default=b"", compare=False)
 

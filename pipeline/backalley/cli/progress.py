@@ -1,7 +1,7 @@
 """The commands' progress bar on stderr (rich), imported only when a bar is shown.
 
 Importing rich.progress is a large share of a command's start-up, and a bar is
-shown only on a terminal: ``backalley.cli.progress_bar`` imports this module
+shown only on a terminal: ``backalley.cli.app.progress_bar`` imports this module
 only then.
 """
 

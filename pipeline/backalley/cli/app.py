@@ -14,14 +14,14 @@ import orjson
 import typer
 from typer.core import TyperCommand
 
-from backalley.batch import PROGRESS_MIN_BYTES
+from backalley.cli import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
-from backalley.sources import InputFile, Item, SourceError, expand, label
+from backalley.records.sources import InputFile, Item, SourceError, expand, label
 from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
 from backalley.workers import WorkerDied
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
-    from backalley.ingest import RunSummary
+    from backalley.store.ingest import RunSummary
 
 app = typer.Typer(
     name="backalley",
@@ -65,7 +65,8 @@ out = cast("Console", _LazyConsole(highlight=False, soft_wrap=True))
 def version_text() -> str:
     """``backalley --version``: the package, the record formats it reads, the rulesets it knows."""
     import backalley
-    from backalley import record, solver
+    from backalley.analysis import solver
+    from backalley.records import models as record
 
     build = "compiled (mypyc)" if backalley.compiled() else "pure Python"
     formats = ", ".join(str(v) for v in record.FORMAT_VERSIONS)
@@ -135,7 +136,7 @@ def progress_bar(what: str, *, show: bool, of_total: bool = False) -> "Progress"
     """
     if not show:
         return cast("Progress", _HiddenBar())
-    from backalley.progress import rich_bar
+    from backalley.cli.progress import rich_bar
 
     return rich_bar(what, of_total=of_total, console=real_console(err))
 
@@ -266,7 +267,7 @@ def schema(
     ] = 1,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of game-record format v1 (or v2 with --format-version 2)."""
-    from backalley import record
+    from backalley.records import models as record
 
     sys.stdout.write(record.json_schema_text(format_version))
 
@@ -378,7 +379,7 @@ def report(
     (of that --event or --ruleset), the ruleset or the player is unknown.
     """
     from backalley.reporting import ReportError, write_reports
-    from backalley.store import default_db
+    from backalley.store.database import default_db
 
     db = db if db is not None else default_db()
 
@@ -471,8 +472,8 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from backalley.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
-    from backalley.store import Store, StoreError, default_db
+    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
 
     if cluster is not None or lake is not None:
         if db is not None or replace or workers is not None or memory_limit is not None:
@@ -540,8 +541,8 @@ def print_run(run: "RunSummary", json_out: bool) -> None:
 
 def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_record_bytes: int) -> "RunSummary":
     """``ingest --cluster … --lake …``: the run on Dask into a Delta Lake (usage and cluster errors exit 2)."""
-    from backalley.lake import LakeError, check_cluster, connect
-    from backalley.lake import ingest as run_on
+    from backalley.store.lake import LakeError, check_cluster, connect
+    from backalley.store.lake import ingest as run_on
 
     if cluster is None or lake is None:
         raise fail("--cluster and --lake go together: the cluster writes the lake (see docs/scale-out.md)")
@@ -570,9 +571,9 @@ def attach(
     A lake's files change with every ingest: attach again after one. Exit status:
     2 when the lake or the database cannot be used.
     """
-    from backalley.lake import LakeError
-    from backalley.lake import attach as attach_lake
-    from backalley.store import StoreError, default_db
+    from backalley.store.database import StoreError, default_db
+    from backalley.store.lake import LakeError
+    from backalley.store.lake import attach as attach_lake
 
     target = db if db is not None else default_db()
     try:
@@ -605,8 +606,8 @@ def analyze(
     lacking them (resumable; each batch of games commits on its own).
     Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage or store error.
     """
-    from backalley.analysis import Scope, analyse_files, analyse_store
-    from backalley.store import StoreError, default_db
+    from backalley.analysis.dd import Scope, analyse_files, analyse_store
+    from backalley.store.database import StoreError, default_db
 
     if paths:
         if db is not None:
@@ -656,7 +657,7 @@ def _analysis_text(where: str, game: Any) -> str:
 
 
 class QueryFormat(StrEnum):
-    """The formats of :class:`backalley.query.Format` (not imported here: it loads DuckDB)."""
+    """The formats of :class:`backalley.store.query.Format` (not imported here: it loads DuckDB)."""
 
     table = "table"
     csv = "csv"
@@ -739,9 +740,9 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
-    from backalley.ingest import check_memory_limit
-    from backalley.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
-    from backalley.store import StoreError, default_db
+    from backalley.store.database import StoreError, default_db
+    from backalley.store.ingest import check_memory_limit
+    from backalley.store.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
 
     memory_limit = memory_limit or QUERY_MEMORY_LIMIT
     timeout = timeout or QUERY_TIMEOUT
@@ -802,8 +803,8 @@ def export(
 
     Exit status: 0 on success, 2 for a database or file error.
     """
-    from backalley.store import Store, StoreError, default_db
-    from backalley.store import export as export_tables
+    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.database import export as export_tables
 
     try:
         with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:
@@ -847,7 +848,7 @@ def serve(
     """
     from backalley.service import ServiceError, Settings, read_tokens_file
     from backalley.service import serve as run
-    from backalley.store import StoreError, default_db
+    from backalley.store.database import StoreError, default_db
 
     try:
         given = read_tokens_file(tokens) if tokens is not None else frozenset()
@@ -875,8 +876,8 @@ def show(
 
     Exit status: 0 on success, 2 when the database, game or deal cannot be found.
     """
-    from backalley.show import show as render
-    from backalley.store import Store, StoreError, default_db
+    from backalley.cli.show import show as render
+    from backalley.store.database import Store, StoreError, default_db
 
     try:
         with Store.open_readonly(db if db is not None else default_db()) as store:
@@ -901,7 +902,7 @@ def raw(
 
     Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
     """
-    from backalley.store import StoreError, default_db, read_raw
+    from backalley.store.database import StoreError, default_db, read_raw
 
     try:
         data = read_raw(db if db is not None else default_db(), game_id)
@@ -932,7 +933,7 @@ def token_create(
     """
     from backalley.service import ServiceError
     from backalley.service.auth import create_token
-    from backalley.store import Store, StoreError, default_db
+    from backalley.store.database import Store, StoreError, default_db
 
     try:
         with Store.open(db if db is not None else default_db()) as store:

@@ -1,7 +1,7 @@
 """``backalley query``: read-only SQL on the store, its result written as csv, json, ndjson, parquet or a table.
 
 The query runs on the store's sandboxed read-only connection (see
-:meth:`~backalley.store.Store.open_readonly`) with a memory cap and a time
+:meth:`~backalley.store.database.Store.open_readonly`) with a memory cap and a time
 limit.  Its rows stream, batch by batch, into DuckDB's own writers (``COPY``),
 run by a second, in-memory DuckDB connection that holds no database and runs
 only that ``COPY``: so every column type DuckDB has (lists, structs, BLOBs,
@@ -27,7 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from backalley.display import printable
-from backalley.store import QueryError, Store, StoreError, quiet
+from backalley.store.database import QueryError, Store, StoreError, quiet
 
 #: DuckDB's memory cap for a query: fits a 2-core, 4 GB machine with room to spare.
 QUERY_MEMORY_LIMIT = "1GB"
@@ -113,8 +113,8 @@ def run_query(
 ) -> None:
     """Run ``sql`` read-only on the store at ``db`` and write the result in ``fmt`` to ``dest``.
 
-    Raises :class:`~backalley.store.QueryError` (DuckDB's whole message, a time
-    limit or memory cap reached) or :class:`~backalley.store.StoreError`.
+    Raises :class:`~backalley.store.database.QueryError` (DuckDB's whole message, a time
+    limit or memory cap reached) or :class:`~backalley.store.database.StoreError`.
     """
     with Store.open_readonly(db, memory_limit=memory_limit) as store, _deadline(store.con, timeout) as fired:
         try:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from backalley.cards import SEATS, TEAMS
-from backalley.rows import GAME_SIDE_FIELDS, SIDE_INTS
 from backalley.rules import RulesetError, find_ruleset
+from backalley.store.rows import GAME_SIDE_FIELDS, SIDE_INTS
 
 if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
     import duckdb

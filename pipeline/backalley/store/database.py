@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from backalley import raw as raw_codec
 from backalley.cards import NO_TRUMP, SUITS
-from backalley.rows import (
+from backalley.store import raw as raw_codec
+from backalley.store.rows import (
     BID_KINDS,
     CARD_CODES,
     CARD_RANKS,
@@ -157,7 +157,7 @@ CREATE TABLE IF NOT EXISTS api_tokens (
     token_hash  VARCHAR NOT NULL UNIQUE,
     created_at  TIMESTAMPTZ NOT NULL
 )""",
-    # Version 3: double-dummy analysis (backalley.analysis), written by `backalley analyze`: one row per
+    # Version 3: double-dummy analysis (backalley.analysis.dd), written by `backalley analyze`: one row per
     # stored deal that is not a pass-out (analysed = false: a rule violation left it unsolved).
     # The team columns (dd_ns ... cost_ew, value_ns_*) are NULL in a game without partnerships
     # (version 6); every side's figures are in dd_deal_sides and dd_plays.value_before/after.
@@ -237,7 +237,7 @@ CREATE TABLE deal_sides (
 # (``games``, ``deals``, ``bids``, ``tricks``, ``plays``, ``violations``, ``game_sides``,
 # ``deal_sides``) are views over these with the columns they always had (:func:`view_sql`).
 
-# The codes' names: :data:`backalley.rows.SEAT_CODES`, ``CARD_CODES``, ``CARD_SUIT_CODES``, ``CARD_RANKS``,
+# The codes' names: :data:`backalley.store.rows.SEAT_CODES`, ``CARD_CODES``, ``CARD_SUIT_CODES``, ``CARD_RANKS``,
 # ``SUIT_CODES`` (with the kinds and sides there), which the workers' page data names them by too.
 
 #: ``g_games.raw_zstd`` is compressed already (by the workers): DuckDB is told not to try again,
