@@ -280,7 +280,30 @@ def test_record_too_large(db: Path) -> None:
         body = ndjson(record("g1"))
         problem = assert_problem(upload(client, body), 413)
         assert "upload:1" in problem["detail"] and "1,000-byte" in problem["detail"]
-        assert counts(client) == (0, 0)
+        assert problem["too_large"] == ["upload:1"] and problem["fates"]["rejected"] == 1
+        assert counts(client) == (0, 1)  # kept as the reject too_large, as ingest keeps it
+
+
+def test_one_record_limit_with_ingest_and_the_other_records_stored(client: TestClient) -> None:
+    """A record between ingest's limit (1,000,000 bytes) and 1 MiB was a KeyError, a 500 and the upload lost."""
+    from backalley.validate import MAX_RECORD_BYTES
+
+    big = record("big")
+    big["event"] = "x" * (MAX_RECORD_BYTES + 10)
+    body = ndjson(record("g1"), big, record("g2", seed=2))
+    problem = assert_problem(upload(client, body), 413)
+    assert problem["detail"].startswith("upload:2: a record over the 1,000,000-byte limit")
+    assert problem["too_large"] == ["upload:2"] and problem["fates"] == {
+        "stored": 2,
+        "duplicate": 0,
+        "conflict": 0,
+        "rejected": 1,
+    }
+    assert [r["fate"] for r in problem["results"]] == ["stored", "rejected", "stored"]
+    assert counts(client) == (2, 1)
+    reports = client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()
+    assert "record too large" in json.loads(reports[1])["violations"][0]["message"]
+    assert json.loads(reports[0])["valid"] and json.loads(reports[2])["valid"]
 
 
 def test_wrong_content_type(client: TestClient) -> None:

@@ -29,7 +29,12 @@ _PROBLEM = {"content": {PROBLEM_TYPE: {"schema": {"type": "object"}}}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Malformed multipart body", **_PROBLEM},
     401: {"description": "Missing or wrong token", **_PROBLEM},
-    413: {"description": "Body or record too large", **_PROBLEM},
+    413: {
+        "description": "Body too large (nothing stored), or records over the record limit: the problem names"
+        " them, and its `records`, `fates`, `results` and `too_large` say what became of every record"
+        " (the others are stored)",
+        **_PROBLEM,
+    },
     415: {"description": "Unsupported content type", **_PROBLEM},
 }
 
@@ -73,7 +78,7 @@ def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     openapi_extra=_BODY,
 )
 async def validate(request: Request, svc: Service = Depends(reader)) -> Response:
-    items = await read_items(request, svc.settings.max_record)
+    items = await read_items(request)
     found = await run_in_threadpool(svc.reports, items)
     return Response(b"".join(orjson.dumps(r) + b"\n" for r in found), media_type=NDJSON)
 
@@ -87,13 +92,24 @@ async def validate(request: Request, svc: Service = Depends(reader)) -> Response
     openapi_extra=_BODY,
 )
 async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
-    items = await read_items(request, svc.settings.max_record)
+    items = await read_items(request)
     if len(items) > svc.settings.job_threshold:
         job = svc.submit(items)
         href = f"/api/v1/jobs/{job.id}"
         return JSONResponse({**job.as_dict(), "href": href}, status_code=202, headers={"Location": href})
     result = await run_in_threadpool(svc.upload, items)
+    if result["too_large"]:
+        raise Problem(413, too_large_detail(result["too_large"], svc.settings.max_record), **result)
     return Response(orjson.dumps(result), media_type="application/json")
+
+
+def too_large_detail(where: list[str], limit: int) -> str:
+    """The 413's one line: the records over the limit, and that the others were stored."""
+    more = f" (and {len(where) - 1:,} more)" if len(where) > 1 else ""
+    return (
+        f"{where[0]}{more}: a record over the {limit:,}-byte limit is not read (it is kept as the reject"
+        " too_large); every other record of the upload was stored or rejected as `results` says"
+    )
 
 
 @router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)

@@ -34,20 +34,16 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-def records(body: bytes, source: str, jsonl: bool, max_record: int) -> list[Item]:
-    """The records of a body or file; raises a 413 problem naming the first record over ``max_record``."""
+def records(body: bytes, source: str, jsonl: bool) -> list[Item]:
+    """The records of a body or file (a record over the size limit is the service's to refuse:
+    :meth:`backalley.service.state.Service.upload`)."""
     if not jsonl:
-        items = [Item(source, None, body)]
-    else:
-        items = []
-        for number, line in enumerate(body.split(b"\n"), 1):
-            raw = line.rstrip(b"\r")
-            if raw and not raw.isspace():
-                items.append(Item(source, number, raw))
-    for it in items:
-        if len(it.raw) > max_record:
-            where = source if it.line is None else f"{source}:{it.line}"
-            raise Problem(413, f"{where}: a record of {len(it.raw):,} bytes is over the {max_record:,}-byte limit")
+        return [Item(source, None, body)]
+    items = []
+    for number, line in enumerate(body.split(b"\n"), 1):
+        raw = line.rstrip(b"\r")
+        if raw and not raw.isspace():
+            items.append(Item(source, number, raw))
     return items
 
 
@@ -67,16 +63,16 @@ async def form_file(request: Request) -> tuple[str, bytes, dict[str, str]]:
     return name, content, fields
 
 
-async def read_items(request: Request, max_record: int) -> list[Item]:
+async def read_items(request: Request) -> list[Item]:
     """The records of an API request body (any of the three media types); 415 for any other."""
     kind = media_type(request)
     if kind not in ACCEPTED:
         raise Problem(415, f"content type {kind or '(none)'!r} is not accepted; send one of {', '.join(ACCEPTED)}")
     if kind == MULTIPART:
         name, content, _ = await form_file(request)
-        return records(content, name, not name.endswith(".json"), max_record)
+        return records(content, name, not name.endswith(".json"))
     body = await request.body()
-    return records(body, UPLOAD_SOURCE, kind == NDJSON, max_record)
+    return records(body, UPLOAD_SOURCE, kind == NDJSON)
 
 
 Scope = MutableMapping[str, Any]

@@ -94,9 +94,9 @@ async def upload(request: Request) -> HTMLResponse:
     name, content, fields = await form_file(request)
     if not await run_in_threadpool(svc.token_ok, fields.get("token", "").strip() or None):
         raise unauthorized("the API token is missing or not known to this service; nothing was stored")
-    items = records(content, name, not name.endswith(".json"), svc.settings.max_record)
+    items = records(content, name, not name.endswith(".json"))
     result = await run_in_threadpool(svc.upload, items)
-    return render("index.html", result=result)
+    return render("index.html", 413 if result["too_large"] else 200, result=result)
 
 
 def _local(path: str) -> str:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The largest record accepted (bytes): a complete game is about 23 kB.
-MAX_RECORD_BYTES = 1 << 20
+#: The largest record accepted (bytes): the same limit as ``backalley validate`` and ``ingest``
+#: (a complete game is about 23 kB). A larger record is never parsed: an upload refuses it (413
+#: naming its line) and stores the others.
+from backalley.validate import MAX_RECORD_BYTES
+
 #: The largest request body accepted (bytes).
 MAX_BODY_BYTES = 64 << 20
 #: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).

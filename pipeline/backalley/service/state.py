@@ -189,19 +189,21 @@ class Service:
         The records are replayed first (in the worker processes), then stored by the writer thread,
         together with other uploads waiting for it.
         """
-        built = self.replays.built(items)
+        limit = self.settings.max_record
+        stored, built = self.replays.built(items, limit)
 
         def progress(done: int) -> None:
             if job is not None:
                 job.done = done
 
-        fates = self._writer.write(items, [b for b, _ in built], progress)
+        fates = self._writer.write(stored, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
         for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
             results.append({"fate": what, "message": message or None, "report": report})
-        return {"records": len(items), "fates": counts, "results": results}
+        too_large = [_where(it) for it in items if len(it.raw) > limit]
+        return {"records": len(items), "fates": counts, "results": results, "too_large": too_large}
 
     def _stored(self, games: list[StoredGame]) -> None:
         """Keep the text of the games a group has just stored, and where each came from: their pages need
@@ -253,7 +255,7 @@ class Service:
 
     def reports(self, items: list[Item]) -> list[dict[str, Any]]:
         """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
-        return self.replays.reports(items)
+        return self.replays.reports(items, self.settings.max_record)
 
     def warm(self) -> None:
         """Start computing the figures in the background (the service does at start-up): the first
@@ -345,6 +347,11 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+def _where(item: Item) -> str:
+    """``source:line`` (or the source of a one-record body), as the reports name a record."""
+    return item.source if item.line is None else f"{item.source}:{item.line}"
 
 
 def _absent(_game_id: str) -> None:
