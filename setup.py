@@ -1,4 +1,4 @@
-"""Build hook: compile the replay's hot modules with mypyc (see README, "Speed").
+"""Build hook: compile the replay's hot modules with mypyc (see docs/development.md and docs/performance.md).
 
 ``backalley/cards.py``, ``rules/*.py`` and ``replay.py`` (under ``pipeline/``)
 are plain, fully typed Python; mypyc (part of mypy) compiles them to C

@@ -13,6 +13,8 @@ from backalley.reporting.sample import build_hand_made
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "data" / "sample" / "README.md"]
+#: The README is an introduction, not a manual or a log: past this many lines, move text to docs/.
+README_MAX_LINES = 300
 #: Markdown links and images ``[text](target)`` and HTML ``href``/``src`` attributes.
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|(?:href|src)=\"([^\"]+)\"")
 #: Documents a user of the repository does not have.
@@ -71,3 +73,16 @@ def test_report_pages_link_to_definitions_written_beside_them(tmp_path: Path) ->
             resolved = (page.parent / target.split("#", 1)[0]).resolve()
             assert resolved.is_file(), f"{page.name}: {target}"
     assert 'href="../metrics.html"' in pages[1].read_text(encoding="utf-8")
+
+
+def test_the_readme_stays_an_introduction() -> None:
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines: move detail to docs/ (docs/index.md)"
+
+
+def test_the_docs_index_lists_every_document() -> None:
+    index = ROOT / "docs" / "index.md"
+    listed = {target.split("#", 1)[0] for target in links(index.read_text(encoding="utf-8"))}
+    present = {p.name for p in (ROOT / "docs").iterdir() if p.is_file() and p.name != "index.md"}
+    assert present - listed == set(), f"docs/index.md does not list {sorted(present - listed)}"
+    assert "docs/index.md" in links((ROOT / "README.md").read_text(encoding="utf-8"))
