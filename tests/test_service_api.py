@@ -65,7 +65,9 @@ def assert_problem(r: Any, status: int) -> dict[str, Any]:
 
 
 def test_validate_one_json_record(client: TestClient) -> None:
-    r = client.post("/api/v1/validate", content=line(record("v1")), headers={"content-type": "application/json"})
+    r = client.post(
+        "/api/v1/validate", content=line(record("v1")), headers={"content-type": "application/json", **AUTH}
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
     reports = [json.loads(x) for x in r.text.splitlines()]
     assert len(reports) == 1
@@ -77,14 +79,16 @@ def test_validate_one_json_record(client: TestClient) -> None:
 
 def test_validate_ndjson_and_multipart(client: TestClient) -> None:
     body = ndjson(record("v1"), faulty(record("v2", seed=2)))
-    r = client.post("/api/v1/validate", content=body, headers=NDJSON)
+    r = client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH})
     reports = [json.loads(x) for x in r.text.splitlines()]
     assert [(x["game_id"], x["valid"], x["line"]) for x in reports] == [("v1", True, 1), ("v2", False, 2)]
     assert "NOT_IN_HAND" in {v["code"] for v in reports[1]["violations"]}
-    r = client.post("/api/v1/validate", files={"file": ("games.jsonl", body, "application/octet-stream")})
+    r = client.post("/api/v1/validate", headers=AUTH, files={"file": ("games.jsonl", body, "application/octet-stream")})
     assert r.status_code == 200
     assert [json.loads(x)["source"] for x in r.text.splitlines()] == ["games.jsonl", "games.jsonl"]
-    r = client.post("/api/v1/validate", files={"file": ("one.json", line(record("v3")).encode(), "application/json")})
+    r = client.post(
+        "/api/v1/validate", headers=AUTH, files={"file": ("one.json", line(record("v3")).encode(), "application/json")}
+    )
     assert [json.loads(x)["game_id"] for x in r.text.splitlines()] == ["v3"]
     assert counts(client) == (0, 0)
 
@@ -301,15 +305,59 @@ def test_one_record_limit_with_ingest_and_the_other_records_stored(client: TestC
     }
     assert [r["fate"] for r in problem["results"]] == ["stored", "rejected", "stored"]
     assert counts(client) == (2, 1)
-    reports = client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()
+    reports = client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).text.splitlines()
     assert "record too large" in json.loads(reports[1])["violations"][0]["message"]
     assert json.loads(reports[0])["valid"] and json.loads(reports[2])["valid"]
+
+
+def test_validate_needs_a_token_unless_public(db: Path) -> None:
+    body = ndjson(record("v1"))
+    with make_client(db) as client:
+        assert_problem(client.post("/api/v1/validate", content=body, headers=NDJSON), 401)
+        assert client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).status_code == 200
+    with make_client(db, public_validate=True) as client:
+        assert client.post("/api/v1/validate", content=body, headers=NDJSON).status_code == 200
+    with make_client(db, public_validate=True, private=True) as client:  # private: every request shows a token
+        assert_problem(client.post("/api/v1/validate", content=body, headers=NDJSON), 401)
+
+
+def test_validate_bounds_body_and_records(db: Path) -> None:
+    """A 2 MB body of ``1`` lines took 42 s and returned 264 MB: a validation is bounded before any work."""
+    with make_client(db, public_validate=True, validate_max_body=100_000, validate_max_records=50) as client:
+        ones = client.post("/api/v1/validate", content=b"1\n" * 51, headers=NDJSON)
+        assert "51 records: a validation takes at most 50" in assert_problem(ones, 413)["detail"]
+        assert client.post("/api/v1/validate", content=b"1\n" * 50, headers=NDJSON).status_code == 200
+        long = b'"' + b"x" * 100_000 + b'"\n'
+        assert "100,000-byte limit" in assert_problem(client.post("/api/v1/validate", content=long), 413)["detail"]
+        assert upload(client, long).status_code == 200  # the upload's own, larger, body limit
+
+
+def test_validate_bounds_violations_and_answer(db: Path) -> None:
+    body = ndjson(*(faulty(record(f"v{i}", seed=i)) for i in range(4)))
+    with make_client(db, public_validate=True) as client:
+        whole = [json.loads(x) for x in client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()]
+    each = [len(r["violations"]) for r in whole]
+    assert all(n >= 1 for n in each)
+    most = each[0] + 1  # the second report reaches the bound
+    with make_client(db, public_validate=True, validate_max_violations=most) as client:
+        reports = [
+            json.loads(x) for x in client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()
+        ]
+    assert reports[0] == whole[0]
+    second = reports[1]["violations"]
+    assert second[:-1] == whole[1]["violations"][:1] and second[-1]["code"] == "TOO_MANY"
+    assert second[-1]["message"].startswith(f"{each[1] - 1:,} more violations left out")
+    for r, w in zip(reports[2:], whole[2:], strict=True):
+        assert [v["code"] for v in r["violations"]] == ["TOO_MANY"] and r["valid"] == w["valid"] is False
+    with make_client(db, public_validate=True, validate_max_answer=1_000) as client:
+        answer = client.post("/api/v1/validate", content=body, headers=NDJSON)
+        assert "1,000-byte limit of an answer" in assert_problem(answer, 413)["detail"]
 
 
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)
-        assert_problem(client.post("/api/v1/validate", content=b"{}", headers={"content-type": kind}), 415)
+        assert_problem(client.post("/api/v1/validate", content=b"{}", headers={"content-type": kind, **AUTH}), 415)
 
 
 def test_malformed_multipart(client: TestClient) -> None:
@@ -419,7 +467,7 @@ def test_worker_processes_give_the_same_answers(tmp_path: Path) -> None:
             answers.append(
                 (
                     upload(client, body).json(),
-                    client.post("/api/v1/validate", content=body, headers=NDJSON).text,
+                    client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).text,
                     client.get("/api/v1/games/g2/deals/1").json(),
                 )
             )

@@ -828,6 +828,14 @@ def serve(
         typer.Option("--tokens", help="A file of API tokens, one per line (or create them: backalley token create)."),
     ] = None,
     private: Annotated[bool, typer.Option("--private", help="Reading pages and the API needs a token too.")] = False,
+    public_validate: Annotated[
+        bool,
+        typer.Option(
+            "--public-validate",
+            help="POST /api/v1/validate (it stores nothing) without a token; each request is bounded all the same"
+            " (see docs/service.md). Not with --private.",
+        ),
+    ] = False,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -856,6 +864,7 @@ def serve(
             db=db if db is not None else default_db(),
             tokens=given,
             private=private,
+            public_validate=public_validate,
             workers=workers if workers is not None else default_workers(),
         )
         run(settings, host, port)

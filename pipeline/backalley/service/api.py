@@ -59,6 +59,15 @@ def writer(request: Request) -> Service:
     return svc
 
 
+def validator(request: Request) -> Service:
+    """The service, for a validation: it needs a token unless the service runs with ``--public-validate``
+    (and then still in private mode)."""
+    svc = service(request)
+    if not svc.settings.public_validate or svc.settings.private:
+        check_token(svc, request)
+    return svc
+
+
 def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     token = bearer(request.headers.get("authorization"))
     if token is None and cookie:
@@ -70,17 +79,59 @@ def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
         raise unauthorized("the API token is not known to this service")
 
 
+VALIDATE = "/api/v1/validate"
+
+
 @router.post(
     "/validate",
     summary="Validate records; stores nothing",
+    description="Needs a token, unless the service runs with `--public-validate`. Each request is bounded:"
+    " its body (8 MiB), its records (5,000), the violations its reports list (10,000: the report past the"
+    " bound ends with one `TOO_MANY` violation saying how many were left out, and later reports list none)"
+    " and its answer (16 MiB); a request over a bound gets 413 and nothing is validated.",
     response_class=Response,
     responses={200: {"description": "One JSON Lines report object per record", "content": {NDJSON: {}}}, **_ERRORS},
     openapi_extra=_BODY,
 )
-async def validate(request: Request, svc: Service = Depends(reader)) -> Response:
+async def validate(request: Request, svc: Service = Depends(validator)) -> Response:
     items = await read_items(request)
+    most = svc.settings.validate_max_records
+    if len(items) > most:
+        raise Problem(413, f"{len(items):,} records: a validation takes at most {most:,}; send them in parts")
     found = await run_in_threadpool(svc.reports, items)
-    return Response(b"".join(orjson.dumps(r) + b"\n" for r in found), media_type=NDJSON)
+    answer = b"".join(orjson.dumps(r) + b"\n" for r in cap_violations(found, svc.settings.validate_max_violations))
+    if len(answer) > svc.settings.validate_max_answer:
+        raise Problem(
+            413,
+            f"the reports of these records come to {len(answer):,} bytes, over the"
+            f" {svc.settings.validate_max_answer:,}-byte limit of an answer; send fewer records",
+        )
+    return Response(answer, media_type=NDJSON)
+
+
+def cap_violations(reports: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+    """The reports, listing ``most`` violations in all: the report that reaches the bound ends with one
+    ``TOO_MANY`` violation saying how many of its own were left out; later reports list none, each with
+    its own ``TOO_MANY``. Their other fields (valid, complete, deals, score) are untouched."""
+    left = most
+    for r in reports:
+        found = r["violations"]
+        if len(found) > left:
+            omitted = len(found) - left
+            r["violations"] = [
+                *found[:left],
+                {
+                    "code": "TOO_MANY",
+                    "severity": "error",
+                    "message": f"{omitted:,} more violations left out: a validation lists at most {most:,}",
+                    "path": "",
+                    "deal": None,
+                    "trick": None,
+                    "seat": None,
+                },
+            ]
+        left -= min(left, len(found))
+    return reports
 
 
 @router.post(

@@ -54,7 +54,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     app.state.service = svc
     app.include_router(api.router)
     app.include_router(pages.router)
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(BodyLimit, limit=settings.max_body, paths={api.VALIDATE: settings.validate_max_body})
 
     @app.exception_handler(Problem)
     async def on_problem(request: Request, exc: Problem) -> Response:

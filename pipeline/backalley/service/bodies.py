@@ -97,19 +97,24 @@ async def refuse(scope: Scope, send: Send, p: Problem) -> None:
 
 
 class BodyLimit:
-    """ASGI middleware: a body over ``limit`` bytes is refused (413) before or while it is read."""
+    """ASGI middleware: a body over ``limit`` bytes (``paths[path]`` for the paths named there) is refused
+    (413) before or while it is read."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int) -> None:
+    def __init__(
+        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int, paths: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.paths = paths or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = f"the request body is over the {self.limit:,}-byte limit"
+        limit = self.paths.get(str(scope.get("path", "")), self.limit)
+        too_large = f"the request body is over the {limit:,}-byte limit"
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
                 await refuse(scope, send, Problem(413, too_large))
                 return
         seen = 0
@@ -119,7 +124,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                if seen > limit:
                     raise Problem(413, too_large)
             return message
 

@@ -12,6 +12,12 @@ from backalley.validate import MAX_RECORD_BYTES
 
 #: The largest request body accepted (bytes).
 MAX_BODY_BYTES = 64 << 20
+#: ``POST /api/v1/validate`` stores nothing and may be open to anyone (``--public-validate``): each request
+#: is bounded in its body, its records, the violations its reports list and the bytes of its answer.
+VALIDATE_MAX_BODY = 8 << 20
+VALIDATE_MAX_RECORDS = 5_000
+VALIDATE_MAX_VIOLATIONS = 10_000
+VALIDATE_MAX_ANSWER = 16 << 20
 #: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
 JOB_THRESHOLD = 2_000
 #: After a write the players' pages recompute the report's figures (a second or more on a
@@ -39,7 +45,13 @@ class Settings:
     tokens: frozenset[str] = frozenset()
     #: Reading needs a token too.
     private: bool = False
+    #: ``/api/v1/validate`` without a token (it always needs one with ``private``).
+    public_validate: bool = False
     max_body: int = MAX_BODY_BYTES
+    validate_max_body: int = VALIDATE_MAX_BODY
+    validate_max_records: int = VALIDATE_MAX_RECORDS
+    validate_max_violations: int = VALIDATE_MAX_VIOLATIONS
+    validate_max_answer: int = VALIDATE_MAX_ANSWER
     max_record: int = MAX_RECORD_BYTES
     job_threshold: int = JOB_THRESHOLD
     #: Processes that replay uploads (1: in the service's own process).
