@@ -842,7 +842,7 @@ def serve(
             "--workers",
             "-w",
             min=1,
-            help="Processes that replay uploads (default: the CPU count); with more than one, one more"
+            help="Processes that replay uploads (default and most: the CPU count); with more than one, one more"
             " computes a stored game's pages when first read (with one, the service does).",
             show_default=False,
         ),
@@ -865,7 +865,7 @@ def serve(
             tokens=given,
             private=private,
             public_validate=public_validate,
-            workers=workers if workers is not None else default_workers(),
+            workers=min(workers, default_workers()) if workers is not None else default_workers(),
         )
         run(settings, host, port)
     except (ServiceError, StoreError) as exc:

@@ -11,6 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 import backalley
 from backalley.service import api, pages
@@ -54,7 +55,12 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     app.state.service = svc
     app.include_router(api.router)
     app.include_router(pages.router)
-    app.add_middleware(BodyLimit, limit=settings.max_body, paths={api.VALIDATE: settings.validate_max_body})
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body,
+        paths={api.VALIDATE: settings.validate_max_body},
+        timeout=settings.body_timeout,
+    )
 
     @app.exception_handler(Problem)
     async def on_problem(request: Request, exc: Problem) -> Response:
@@ -74,6 +80,13 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         return answer(
             request, Problem(400 if where.startswith("body") else 404, f"{where}: {first.get('msg', 'invalid')}")
         )
+
+    @app.exception_handler(ClientDisconnect)
+    async def on_gone(request: Request, _: ClientDisconnect) -> Response:
+        """A client that went away mid-body: one line in the log; nobody reads the answer, nothing was stored."""
+        client = request.client.host if request.client else "a client"
+        log.warning("%s went away while sending %s %s: nothing stored", client, request.method, request.url.path)
+        return Response(status_code=400)
 
     @app.exception_handler(Exception)
     async def on_error(request: Request, exc: Exception) -> Response:

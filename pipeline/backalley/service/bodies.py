@@ -9,6 +9,7 @@ line), as ``backalley ingest`` names the records of a file.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -101,11 +102,16 @@ class BodyLimit:
     (413) before or while it is read."""
 
     def __init__(
-        self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int, paths: dict[str, int] | None = None
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        limit: int,
+        paths: dict[str, int] | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.app = app
         self.limit = limit
         self.paths = paths or {}
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -117,13 +123,19 @@ class BodyLimit:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 await refuse(scope, send, Problem(413, too_large))
                 return
-        seen = 0
+        seen, done = 0, False
 
         async def limited() -> MutableMapping[str, Any]:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, done
+            if done:  # the body is read: what comes next is the client's going away, whenever it does
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except TimeoutError:
+                raise Problem(408, f"the request body did not arrive: nothing for {self.timeout:g} s") from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                done = not message.get("more_body", False)
                 if seen > limit:
                     raise Problem(413, too_large)
             return message

@@ -18,6 +18,14 @@ VALIDATE_MAX_BODY = 8 << 20
 VALIDATE_MAX_RECORDS = 5_000
 VALIDATE_MAX_VIOLATIONS = 10_000
 VALIDATE_MAX_ANSWER = 16 << 20
+#: Seconds a request's body may pause between two of its pieces before the request is answered 408.
+BODY_TIMEOUT = 30.0
+#: The server's bounds on connections (uvicorn's settings; see docs/service.md, Deployment): seconds an
+#: idle kept-alive connection stays open, connections and requests at once (more are answered 503),
+#: and the bytes of a request's headers.
+KEEP_ALIVE_TIMEOUT = 5
+MAX_CONNECTIONS = 256
+MAX_HEADER_BYTES = 16 << 10
 #: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
 JOB_THRESHOLD = 2_000
 #: After a write the players' pages recompute the report's figures (a second or more on a
@@ -52,6 +60,7 @@ class Settings:
     validate_max_records: int = VALIDATE_MAX_RECORDS
     validate_max_violations: int = VALIDATE_MAX_VIOLATIONS
     validate_max_answer: int = VALIDATE_MAX_ANSWER
+    body_timeout: float = BODY_TIMEOUT
     max_record: int = MAX_RECORD_BYTES
     job_threshold: int = JOB_THRESHOLD
     #: Processes that replay uploads (1: in the service's own process).
