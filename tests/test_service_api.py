@@ -354,6 +354,26 @@ def test_validate_bounds_violations_and_answer(db: Path) -> None:
         assert "1,000-byte limit of an answer" in assert_problem(answer, 413)["detail"]
 
 
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_database_deleted_or_replaced_while_serving_refuses_uploads(
+    db: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with make_client(db) as client:
+        assert upload(client, ndjson(record("g1"))).json()["fates"]["stored"] == 1
+        db.unlink()
+        if how == "replaced":
+            db.write_bytes(b"another file")
+        with caplog.at_level("ERROR", logger="backalley.service"):
+            for _ in range(2):
+                gone = assert_problem(upload(client, ndjson(record("g2", seed=2))), 503)
+                assert "deleted or replaced" in gone["detail"] and "nothing was stored" in gone["detail"]
+        assert [r.getMessage() for r in caplog.records].count(
+            f"{db} was deleted or replaced while the service runs: uploads are refused; restart the service"
+        ) == 1  # one line, not one per upload
+        page = client.post("/upload", files={"file": ("g.jsonl", ndjson(record("g3")))}, data={"token": TOKEN})
+        assert page.status_code == 503
+
+
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)

@@ -90,3 +90,15 @@ def test_serve_freezes_what_start_up_made_and_collects_rarely(tmp_path: Path, mo
     assert seen["threshold"] == (GC_THRESHOLD, 50, 100) and seen["port"] == 8123
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000  # the modules, the app, the templates
     seen["app"].state.service.close()  # type: ignore[attr-defined]
+
+
+def test_serve_workers_capped_at_the_cpu_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import backalley.service
+    from backalley.validate import default_workers
+
+    seen: list[object] = []
+    monkeypatch.setattr(backalley.service, "serve", lambda settings, host, port: seen.append(settings))
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "w.duckdb"), "--workers", "64", "--public-validate"])
+    assert result.exit_code == 0, result.output
+    (settings,) = seen
+    assert settings.workers == default_workers() and settings.public_validate  # type: ignore[attr-defined]

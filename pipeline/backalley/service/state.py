@@ -10,6 +10,7 @@ same database, which see every committed write.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import uuid
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import duckdb
@@ -27,6 +29,7 @@ from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
 from backalley.service.fresh import pack_page, unpack_page, zone
+from backalley.service.problems import Problem
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import StoredGame, Writer
@@ -78,6 +81,9 @@ class Service:
 
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
+        #: The database file's identity when opened: a file deleted or replaced since is no longer the one written.
+        self._file = _identity(self.settings.db)
+        self._gone_logged = False
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
         #: The time zone DuckDB gives times in: the pages computed by the workers show times as it does.
         self.zone = str(self.store.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
@@ -189,6 +195,7 @@ class Service:
         The records are replayed first (in the worker processes), then stored by the writer thread,
         together with other uploads waiting for it.
         """
+        self.check_file()
         limit = self.settings.max_record
         stored, built = self.replays.built(items, limit)
 
@@ -204,6 +211,21 @@ class Service:
             results.append({"fate": what, "message": message or None, "report": report})
         too_large = [_where(it) for it in items if len(it.raw) > limit]
         return {"records": len(items), "fates": counts, "results": results, "too_large": too_large}
+
+    def check_file(self) -> None:
+        """Refuse to store (503) when the database file was deleted or replaced since the service opened it:
+        what it wrote would go to a file no longer there, and be lost when it stops."""
+        if _identity(self.settings.db) == self._file:
+            return
+        if not self._gone_logged:
+            self._gone_logged = True
+            log.error(
+                "%s was deleted or replaced while the service runs: uploads are refused; restart the service",
+                self.settings.db,
+            )
+        raise Problem(
+            503, "the service's database was deleted or replaced while it runs; nothing was stored (restart it)"
+        )
 
     def _stored(self, games: list[StoredGame]) -> None:
         """Keep the text of the games a group has just stored, and where each came from: their pages need
@@ -232,6 +254,7 @@ class Service:
 
     def submit(self, items: list[Item]) -> Job:
         """Store ``items`` in the background (one job at a time, in order of submission)."""
+        self.check_file()
         job = Job(uuid.uuid4().hex, len(items))
         self.jobs[job.id] = job
         while len(self.jobs) > KEEP_JOBS:
@@ -347,6 +370,15 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (``None`` when it is not there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _where(item: Item) -> str:
