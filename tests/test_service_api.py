@@ -354,6 +354,35 @@ def test_validate_bounds_violations_and_answer(db: Path) -> None:
         assert "1,000-byte limit of an answer" in assert_problem(answer, 413)["detail"]
 
 
+def test_finished_jobs_are_bounded_and_large_results_kept_on_disk(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 finished jobs kept their full results in memory: 0.5 MB uploaded left the service 520 MB larger."""
+    from backalley.service import state
+
+    monkeypatch.setattr(state, "JOB_MEMORY", 100)  # every result here is larger: on disk
+    monkeypatch.setattr(state, "KEEP_JOBS", 2)
+    with make_client(db, job_threshold=1) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        hrefs = []
+        for n in range(3):
+            r = upload(client, ndjson(record(f"a{n}", seed=n), record(f"b{n}", seed=n + 9)))
+            assert r.status_code == 202
+            hrefs.append(r.headers["location"])
+            deadline = time.monotonic() + 60
+            while (job := client.get(hrefs[-1], headers=AUTH).json())["status"] in ("queued", "running"):
+                assert time.monotonic() < deadline, job
+                time.sleep(0.05)
+            assert job["result"]["fates"]["stored"] == 2
+        folder = svc._job_folder
+        assert len(list(folder.iterdir())) == 2 and all(j._result is None for j in svc.jobs.values())
+        assert_problem(client.get(hrefs[0], headers=AUTH), 404)  # the oldest finished job is forgotten
+        assert client.get(hrefs[2], headers=AUTH).json()["result"]["records"] == 2
+        monkeypatch.setattr(state, "JOB_BYTES", 1)  # the bytes bound: only the newest job is kept
+        with svc._jobs_lock:
+            svc._forget_jobs()
+        assert len(svc.jobs) == 1 and len(list(folder.iterdir())) == 1
+    assert not folder.exists()  # removed at stop
+
+
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
 def test_database_deleted_or_replaced_while_serving_refuses_uploads(
     db: Path, how: str, caplog: pytest.LogCaptureFixture

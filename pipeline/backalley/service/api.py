@@ -25,6 +25,9 @@ _BODY = {
         "content": {kind: {"schema": {}} for kind in ACCEPTED},
     }
 }
+_OBJECT: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
+}
 _PROBLEM = {"content": {PROBLEM_TYPE: {"schema": {"type": "object"}}}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Malformed multipart body", **_PROBLEM},
@@ -163,22 +166,25 @@ def too_large_detail(where: list[str], limit: int) -> str:
     )
 
 
-@router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)
-def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
+@router.get(
+    "/jobs/{job_id}",
+    summary="An upload job: its progress, then its result",
+    description="Jobs live until the service stops, and at most the 200 latest finished ones, with 512 MiB of"
+    " results in all, are kept (the oldest finished are forgotten first: 404). A result over 256 KiB of JSON"
+    " is kept on disk, not in memory.",
+    response_class=Response,
+    responses={**_OBJECT, **_ERRORS},
+)
+def job(job_id: str, svc: Service = Depends(writer)) -> Response:
     found = svc.jobs.get(job_id)
     if found is None:
-        raise Problem(404, f"no job {job_id!r} (jobs are kept in memory until the service stops)")
-    return found.as_dict()
+        raise Problem(404, f"no job {job_id!r} (finished jobs are forgotten, the oldest first, and at a restart)")
+    return Response(found.as_json(), media_type="application/json")
 
 
 def _json(found: Any) -> Response:
     """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
     return Response(orjson.dumps(found), media_type="application/json")
-
-
-_OBJECT: dict[int | str, dict[str, Any]] = {
-    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
-}
 
 
 @router.get(

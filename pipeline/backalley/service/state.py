@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -38,8 +40,12 @@ from backalley.store import Store
 
 log = logging.getLogger("backalley.service")
 
-#: Finished jobs kept for polling (the oldest are forgotten first).
+#: Finished jobs kept for polling (the oldest are forgotten first), and the bytes of their results kept
+#: in all (in memory and on disk): past either bound the oldest finished jobs are forgotten.
 KEEP_JOBS = 200
+JOB_BYTES = 512 << 20
+#: A finished job's result larger than this (bytes of JSON) is kept on disk, not in memory.
+JOB_MEMORY = 256 << 10
 FATES = ("stored", "duplicate", "conflict", "rejected")
 #: Record-cache bytes per game whose source, line and time of ingest are kept to compute its pages'
 #: data from its text in memory (:meth:`Service.fresh_page`): 16,384 games for the default 64 MB.
@@ -50,24 +56,60 @@ METRICS_SHARE = 0.1
 
 @dataclass
 class Job:
-    """A large upload stored in the background."""
+    """A large upload stored in the background. Its result, once finished, is kept as JSON: in memory up
+    to :data:`JOB_MEMORY` bytes, else in a file of the service's job folder (removed with the job)."""
 
     id: str
     records: int
     status: str = "queued"  # queued, running, finished, failed
     done: int = 0
-    result: dict[str, Any] | None = None
     error: str | None = None
+    #: Bytes of the result's JSON (in memory or on disk).
+    size: int = 0
+    _result: bytes | None = None
+    _file: Path | None = None
+
+    def keep(self, result: dict[str, Any], folder: Path) -> None:
+        raw = orjson.dumps(result)
+        self.size = len(raw)
+        if len(raw) <= JOB_MEMORY:
+            self._result = raw
+        else:
+            self._file = folder / f"{self.id}.json"
+            self._file.write_bytes(raw)
+
+    def forget(self) -> None:
+        """Drop the result (its file too)."""
+        self._result = None
+        if self._file is not None:
+            self._file.unlink(missing_ok=True)
+            self._file = None
+
+    def result_json(self) -> bytes:
+        if self._result is not None:
+            return self._result
+        if self._file is not None:
+            try:
+                return self._file.read_bytes()
+            except OSError:
+                return b"null"
+        return b"null"
 
     def as_dict(self) -> dict[str, Any]:
+        """The job without its result (as the 202 answers it)."""
         return {
             "id": self.id,
             "status": self.status,
             "records": self.records,
             "done": self.done,
-            "result": self.result,
+            "result": None,
             "error": self.error,
         }
+
+    def as_json(self) -> bytes:
+        """The job with its result, as JSON (the result's JSON is not parsed again)."""
+        head = orjson.dumps({k: v for k, v in self.as_dict().items() if k != "result"})
+        return head[:-1] + b',"result":' + self.result_json() + b"}"
 
 
 @dataclass
@@ -84,7 +126,10 @@ class Service:
         #: The database file's identity when opened: a file deleted or replaced since is no longer the one written.
         self._file = _identity(self.settings.db)
         self._gone_logged = False
+        self._jobs_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
+        #: Where finished jobs' large results are kept (removed at stop).
+        self._job_folder = Path(tempfile.mkdtemp(prefix="backalley-jobs-"))
         #: The time zone DuckDB gives times in: the pages computed by the workers show times as it does.
         self.zone = str(self.store.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
         self.replays = Replays(self.settings.workers, self.zone)
@@ -109,6 +154,7 @@ class Service:
         if self._refresher is not None:  # it reads the database through a cursor of the connection closed below
             self._refresher.join()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._job_folder, ignore_errors=True)
         self._writer.close()
         self.replays.close()
         with self.lock:
@@ -256,23 +302,35 @@ class Service:
         """Store ``items`` in the background (one job at a time, in order of submission)."""
         self.check_file()
         job = Job(uuid.uuid4().hex, len(items))
-        self.jobs[job.id] = job
-        while len(self.jobs) > KEEP_JOBS:
-            oldest = next(iter(self.jobs.values()))
-            if oldest.status in ("queued", "running"):
-                break
-            self.jobs.popitem(last=False)
+        with self._jobs_lock:
+            self.jobs[job.id] = job
+            self._forget_jobs()
         self._pool.submit(self._run, job, items)
         return job
+
+    def _forget_jobs(self) -> None:
+        """Forget the oldest finished jobs while more than :data:`KEEP_JOBS` or :data:`JOB_BYTES` are kept."""
+        while len(self.jobs) > 1:
+            total = sum(j.size for j in self.jobs.values())
+            if len(self.jobs) <= KEEP_JOBS and total <= JOB_BYTES:
+                return
+            oldest = next(iter(self.jobs.values()))
+            if oldest.status in ("queued", "running"):
+                return
+            self.jobs.popitem(last=False)
+            oldest.forget()
 
     def _run(self, job: Job, items: list[Item]) -> None:
         job.status = "running"
         try:
-            job.result = self.upload(items, job)
+            result = self.upload(items, job)
+            job.keep(result, self._job_folder)
             job.status = "finished"
         except Exception as exc:  # a job's failure is its answer, not a crash of the service
             job.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             job.status = "failed"
+        with self._jobs_lock:
+            self._forget_jobs()
 
     # -- figures --------------------------------------------------------------------------
 
