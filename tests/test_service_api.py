@@ -26,6 +26,7 @@ PROBLEM = "application/problem+json"
 
 
 def make_client(db: Path, **settings: Any) -> TestClient:
+    settings.setdefault("allowed_hosts", ("testserver",))  # the test client's host
     return TestClient(create_app(Settings(db=db, tokens=frozenset({TOKEN}), **settings)), raise_server_exceptions=False)
 
 
@@ -401,6 +402,41 @@ def test_database_deleted_or_replaced_while_serving_refuses_uploads(
         ) == 1  # one line, not one per upload
         page = client.post("/upload", files={"file": ("g.jsonl", ndjson(record("g3")))}, data={"token": TOKEN})
         assert page.status_code == 503
+
+
+def test_host_header_is_not_trusted(db: Path) -> None:
+    with make_client(db, allowed_hosts=("127.0.0.1", "localhost")) as client:
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example"):
+            refused = client.get("/players/", headers={"host": host}, follow_redirects=False)
+            assert refused.status_code == 400 and "evil.example" not in refused.headers.get("location", "")
+            assert refused.headers["x-content-type-options"] == "nosniff"
+            assert_problem(client.get("/api/v1/openapi.json", headers={"host": host}), 400)
+        for host in ("127.0.0.1:8000", "localhost", "LOCALHOST:1"):
+            assert client.get("/api/v1/openapi.json", headers={"host": host}).status_code == 200
+    with make_client(db, allowed_hosts=("*",)) as client:
+        assert client.get("/api/v1/openapi.json", headers={"host": "any.example"}).status_code == 200
+
+
+def test_security_headers_on_every_answer(db: Path) -> None:
+    with make_client(db, max_body=1_000) as client:
+        answers = {
+            "page": client.get("/"),
+            "api": client.get("/api/v1/openapi.json"),
+            "404 page": client.get("/games/nope"),
+            "404 api": client.get("/api/v1/games/nope"),
+            "413 page": client.post("/upload", content=b"x" * 2_000),
+            "413 api": upload(client, b"x" * 2_000),
+            "job": client.get("/api/v1/jobs/nope", headers=AUTH),
+        }
+        for what, r in answers.items():
+            assert r.headers["x-content-type-options"] == "nosniff", what
+            assert "default-src 'none'" in r.headers["content-security-policy"], what
+        assert answers["413 page"].status_code == 413 and answers["413 api"].status_code == 413
+        for private in ("413 api", "job"):
+            assert answers[private].headers["cache-control"] == "no-store"
+        assert "no-store" not in answers["page"].headers.get("cache-control", "")
+    with make_client(db, private=True) as client:
+        assert client.get("/api/v1/games/nope", headers=AUTH).headers["cache-control"] == "no-store"
 
 
 def test_wrong_content_type(client: TestClient) -> None:

@@ -98,6 +98,8 @@ def test_serve_bounds_idle_connections_and_headers(server: tuple[int, Any, Path]
         while s.recv(65536):
             pass
         assert time.monotonic() - start < 20
+    rebound = request(port, b"GET /players HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n")
+    assert rebound.startswith(b"HTTP/1.1 400") and b"evil.example/" not in rebound
     huge = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: " + b"a" * 40_000 + b"\r\n\r\n"
     try:
         answer = request(port, huge)

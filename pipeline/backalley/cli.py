@@ -828,6 +828,16 @@ def serve(
         typer.Option("--tokens", help="A file of API tokens, one per line (or create them: backalley token create)."),
     ] = None,
     private: Annotated[bool, typer.Option("--private", help="Reading pages and the API needs a token too.")] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A host name the service answers for (repeat it for more; * for any). Default: 127.0.0.1,"
+            " localhost, ::1 and --host. Requests naming another host in their Host header get 400"
+            " (DNS rebinding, forged redirects).",
+            show_default=False,
+        ),
+    ] = None,
     public_validate: Annotated[
         bool,
         typer.Option(
@@ -865,11 +875,22 @@ def serve(
             tokens=given,
             private=private,
             public_validate=public_validate,
+            allowed_hosts=allowed_hosts(allowed_host, host),
             workers=min(workers, default_workers()) if workers is not None else default_workers(),
         )
         run(settings, host, port)
     except (ServiceError, StoreError) as exc:
         raise fail(str(exc)) from None
+
+
+def allowed_hosts(given: list[str] | None, host: str) -> tuple[str, ...]:
+    """The hosts ``serve`` answers for: those given, else the local names and the address it listens on."""
+    from backalley.service.settings import ALLOWED_HOSTS
+
+    if given:
+        return tuple(h.strip().lower() for h in given if h.strip())
+    extra = () if host in ("0.0.0.0", "::", "") or host in ALLOWED_HOSTS else (host.strip("[]").lower(),)
+    return ALLOWED_HOSTS + extra
 
 
 @app.command()

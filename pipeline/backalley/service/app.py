@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect
 import backalley
 from backalley.service import api, pages
 from backalley.service.bodies import BodyLimit
+from backalley.service.headers import Guard
 from backalley.service.problems import API_PREFIX, Problem, problem_response
 from backalley.service.settings import Settings
 from backalley.service.state import Service
@@ -61,6 +62,7 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         paths={api.VALIDATE: settings.validate_max_body},
         timeout=settings.body_timeout,
     )
+    app.add_middleware(Guard, allowed=settings.allowed_hosts, private=settings.private)  # outermost
 
     @app.exception_handler(Problem)
     async def on_problem(request: Request, exc: Problem) -> Response:

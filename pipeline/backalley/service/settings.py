@@ -26,6 +26,8 @@ BODY_TIMEOUT = 30.0
 KEEP_ALIVE_TIMEOUT = 5
 MAX_CONNECTIONS = 256
 MAX_HEADER_BYTES = 16 << 10
+#: The hosts answered for by default (``--allowed-host``): the service listens on 127.0.0.1.
+ALLOWED_HOSTS = ("127.0.0.1", "localhost", "::1")
 #: Uploads of more records than this become a job (202, then poll ``/api/v1/jobs/{id}``).
 JOB_THRESHOLD = 2_000
 #: After a write the players' pages recompute the report's figures (a second or more on a
@@ -61,6 +63,8 @@ class Settings:
     validate_max_violations: int = VALIDATE_MAX_VIOLATIONS
     validate_max_answer: int = VALIDATE_MAX_ANSWER
     body_timeout: float = BODY_TIMEOUT
+    #: The hosts the service answers for (the ``Host`` header's name, without its port); ``*``: any.
+    allowed_hosts: tuple[str, ...] = ALLOWED_HOSTS
     max_record: int = MAX_RECORD_BYTES
     job_threshold: int = JOB_THRESHOLD
     #: Processes that replay uploads (1: in the service's own process).
