@@ -108,6 +108,17 @@ def test_serve_bounds_idle_connections_and_headers(server: tuple[int, Any, Path]
     assert not answer.startswith(b"HTTP/1.1 200")
 
 
+def test_token_create_while_serving_says_what_to_do(server: tuple[int, Any, Path], tmp_path: Path) -> None:
+    locked = subprocess.run(
+        [sys.executable, "-m", "backalley", "token", "create", "late", "--db", str(tmp_path / "s.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert locked.returncode == 2 and "Traceback" not in locked.stderr
+    assert "stop the service, run this command, and start it again" in " ".join(locked.stderr.split())
+
+
 def test_a_body_that_stalls_is_answered_408() -> None:
     sent: list[dict[str, Any]] = []
 

@@ -6,9 +6,10 @@ rejected, 2 usage or environment errors.
 
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import orjson
 import typer
@@ -22,6 +23,9 @@ from backalley.workers import WorkerDied
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
     from backalley.ingest import RunSummary
+    from backalley.store import Store
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="backalley",
@@ -958,18 +962,56 @@ def token_create(
 ) -> None:
     """Create an API token (printed once; the database keeps only its hash).
 
-    Exit status: 2 when the name is taken or the database cannot be used.
+    While `backalley serve` runs it holds the database: stop it, create the token, start it again (or list
+    tokens in a file given to `serve --tokens`). Exit status: 2 when the name is taken or the database
+    cannot be used.
     """
-    from backalley.service import ServiceError
     from backalley.service.auth import create_token
-    from backalley.store import Store, StoreError, default_db
+
+    token = _on_tokens(db, lambda store: create_token(store, name))
+    sys.stdout.write(token + "\n")
+
+
+@token_app.command("list")
+def token_list(db: DbOption = None) -> None:
+    """The tokens created in the database: name and creation time (the tokens themselves are not kept)."""
+    from backalley.service.auth import list_tokens
+
+    for name, at in _on_tokens(db, list_tokens):
+        sys.stdout.write(f"{name}\t{at.isoformat()}\n")
+
+
+@token_app.command("revoke")
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name (as `backalley token list` shows it).")],
+    db: DbOption = None,
+) -> None:
+    """Revoke a token: uploads showing it are refused (401) from then on.
+
+    Exit status: 2 when no token has that name or the database cannot be used.
+    """
+    from backalley.service.auth import revoke_token
+
+    _on_tokens(db, lambda store: revoke_token(store, name))
+    err.print(f"revoked the token {name!r}", highlight=False, markup=False)
+
+
+def _on_tokens(db: Path | None, work: "Callable[[Store], T]") -> T:
+    """``work`` on the database opened for writing; a clear error (exit 2) when it cannot be, saying what to do
+    when ``backalley serve`` holds it."""
+    from backalley.service import ServiceError
+    from backalley.store import Store, StoreError, StoreLockedError, default_db
 
     try:
         with Store.open(db if db is not None else default_db()) as store:
-            token = create_token(store, name)
+            return work(store)
+    except StoreLockedError as exc:
+        raise fail(
+            f"{exc}. If `backalley serve` runs on it, stop the service, run this command, and start it again"
+            " (tokens listed in a file given to `serve --tokens` need no stop: the file is read at start)"
+        ) from None
     except (ServiceError, StoreError) as exc:
         raise fail(str(exc)) from None
-    sys.stdout.write(token + "\n")
 
 
 def main() -> None:  # pragma: no cover - console entry point
