@@ -439,6 +439,28 @@ def test_security_headers_on_every_answer(db: Path) -> None:
         assert client.get("/api/v1/games/nope", headers=AUTH).headers["cache-control"] == "no-store"
 
 
+def test_deal_numbers_are_digits_only(client: TestClient) -> None:
+    upload(client, ndjson(record("g1", deals=3)))
+    assert client.get("/api/v1/games/g1/deals/1").status_code == 200
+    for n in ("1_0", "+1", "%201", "01", "1.0", "0x1"):
+        assert_problem(client.get(f"/api/v1/games/g1/deals/{n}"), 404)
+        assert client.get(f"/games/g1/deals/{n}").status_code == 404
+
+
+def test_compressed_bodies_are_refused_415(client: TestClient) -> None:
+    import gzip
+
+    packed = gzip.compress(ndjson(record("g1")))
+    for headers in ({"content-encoding": "gzip"}, {}):  # said so, or not
+        gz = assert_problem(upload(client, packed, headers), 415)
+        assert "gzip" in gz["detail"] and "uncompressed" in gz["detail"]
+    brotli = assert_problem(upload(client, ndjson(record("g1")), {"content-encoding": "br"}), 415)
+    assert "'br' is not accepted" in brotli["detail"]
+    form = client.post("/upload", files={"file": ("g.jsonl.gz", packed)}, data={"token": TOKEN})
+    assert form.status_code == 415 and "gzip" in form.text
+    assert counts(client) == (0, 0)
+
+
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
@@ -16,6 +16,9 @@ from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
 
 router = APIRouter(prefix="/api/v1")
+
+#: A deal's number in a path: digits only (``int()`` would read ``1_0`` as 10, `` 1`` or ``+1`` as 1).
+DealNumber = Annotated[str, Path(pattern=r"^(0|[1-9][0-9]{0,8})$", description="1-based position in `deals`")]
 
 _BODY = {
     "requestBody": {
@@ -207,9 +210,9 @@ def game(game_id: str, svc: Service = Depends(reader)) -> Response:
     response_class=Response,
     responses=_OBJECT,
 )
-def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> Response:
+def deal(game_id: str, n: DealNumber, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
+        found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return _json(found.as_dict())

@@ -35,9 +35,22 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+#: The first bytes of a gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def check_encoding(request: Request) -> None:
+    """A compressed body is refused (415): the service reads records as sent, never decompresses them."""
+    coding = request.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        raise Problem(415, f"Content-Encoding {coding!r} is not accepted: send the body uncompressed")
+
+
 def records(body: bytes, source: str, jsonl: bool) -> list[Item]:
     """The records of a body or file (a record over the size limit is the service's to refuse:
-    :meth:`backalley.service.state.Service.upload`)."""
+    :meth:`backalley.service.state.Service.upload`); a gzip-compressed one is refused (415)."""
+    if body.startswith(GZIP_MAGIC):
+        raise Problem(415, f"{source}: the body is gzip-compressed, which is not accepted: send it uncompressed")
     if not jsonl:
         return [Item(source, None, body)]
     items = []
@@ -66,6 +79,7 @@ async def form_file(request: Request) -> tuple[str, bytes, dict[str, str]]:
 
 async def read_items(request: Request) -> list[Item]:
     """The records of an API request body (any of the three media types); 415 for any other."""
+    check_encoding(request)
     kind = media_type(request)
     if kind not in ACCEPTED:
         raise Problem(415, f"content type {kind or '(none)'!r} is not accepted; send one of {', '.join(ACCEPTED)}")
