@@ -461,6 +461,25 @@ def test_compressed_bodies_are_refused_415(client: TestClient) -> None:
     assert counts(client) == (0, 0)
 
 
+def test_clients_never_see_server_paths(db: Path) -> None:
+    from backalley.ingest import ingest_items
+    from backalley.sources import Item
+    from backalley.store import Store
+
+    secret = "/srv/club-secret/archive/games.jsonl"
+    with Store.open(db) as store:
+        ingest_items(store, [Item(secret, 3, ndjson(record("g1")).strip())], [secret])
+    with make_client(db) as client:
+        assert client.get("/api/v1/games/g1").json()["source"] == "games.jsonl"
+        assert "club-secret" not in client.get("/games/g1").text
+        changed = record("g1")
+        changed["event"] = "another"
+        (result,) = upload(client, ndjson(changed)).json()["results"]
+        assert result["fate"] == "conflict" and "club-secret" not in result["message"]
+        assert "already stored from games.jsonl:3 with different content" in result["message"]
+        assert "--replace" not in result["message"]
+
+
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -183,7 +184,12 @@ class Service:
             return None if found is None else orjson.dumps(found)
 
         text = self._kept(self.games, game_id, load)
-        return None if text is None else dict(orjson.loads(text))
+        if text is None:
+            return None
+        found = dict(orjson.loads(text))
+        if isinstance(found.get("source"), str):
+            found["source"] = public_name(found["source"])
+        return found
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
@@ -254,7 +260,7 @@ class Service:
         results = []
         for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
-            results.append({"fate": what, "message": message or None, "report": report})
+            results.append({"fate": what, "message": public_message(message) or None, "report": report})
         too_large = [_where(it) for it in items if len(it.raw) > limit]
         return {"records": len(items), "fates": counts, "results": results, "too_large": too_large}
 
@@ -327,7 +333,8 @@ class Service:
             job.keep(result, self._job_folder)
             job.status = "finished"
         except Exception as exc:  # a job's failure is its answer, not a crash of the service
-            job.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            said = str(exc).replace(str(self.settings.db), self.settings.db.name)
+            job.error = public_message(said.splitlines()[0]) if said else type(exc).__name__
             job.status = "failed"
         with self._jobs_lock:
             self._forget_jobs()
@@ -428,6 +435,23 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+#: A conflict's "already stored from SOURCE:LINE with": the source may be a file of the server.
+_STORED_FROM = re.compile(r"(already stored from )(.+?)( with different content)")
+
+
+def public_name(source: str) -> str:
+    """What a client may see of a record's source: the name it sent (an upload), or a server file's name
+    without its folders (a game ingested from the server's own files)."""
+    return source.rsplit("/", 1)[-1] if "/" in source else source
+
+
+def public_message(message: str) -> str:
+    """A fate's message, the server's folders left out of the sources it names; the ingest session's
+    advice (``--replace``, a command-line option) as what a client can do."""
+    message = _STORED_FROM.sub(lambda m: m[1] + public_name(m[2]) + m[3], message)
+    return message.replace("(ingest with --replace to replace it)", "(the stored game is kept)")
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
