@@ -480,6 +480,23 @@ def test_clients_never_see_server_paths(db: Path) -> None:
         assert "--replace" not in result["message"]
 
 
+def test_a_full_disk_is_said_as_it_is(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backalley.service.writer import Writer
+    from backalley.store import StoreError
+
+    def full(*_: Any, **__: Any) -> None:
+        raise StoreError(f"{db}: the database failed during the ingest: IO Error: No space left on device")
+
+    with make_client(db) as client:
+        monkeypatch.setattr(Writer, "write", full)
+        answer = assert_problem(upload(client, ndjson(record("g1"))), 507)
+        assert "disk is full: this upload was not stored" in answer["detail"] and str(db) not in answer["detail"]
+        page = client.post("/upload", files={"file": ("g.jsonl", ndjson(record("g1")))}, data={"token": TOKEN})
+        assert page.status_code == 507 and "disk is full" in page.text
+        monkeypatch.setattr(Writer, "write", lambda *_, **__: (_ for _ in ()).throw(StoreError("locked")))
+        assert "the database failed" in assert_problem(upload(client, ndjson(record("g1"))), 503)["detail"]
+
+
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)
