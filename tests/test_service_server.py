@@ -108,6 +108,18 @@ def test_serve_bounds_idle_connections_and_headers(server: tuple[int, Any, Path]
     assert not answer.startswith(b"HTTP/1.1 200")
 
 
+def test_half_sent_headers_are_cut_off(server: tuple[int, Any, Path]) -> None:
+    """20,400 half-sent requests held the service's file descriptors until they closed."""
+    from backalley.service.server import HEADER_TIMEOUT
+
+    port, _, _ = server
+    with socket.create_connection(("127.0.0.1", port), timeout=HEADER_TIMEOUT + 20) as s:
+        s.sendall(b"GET /api/v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never the blank line
+        start = time.monotonic()
+        assert s.recv(65536) == b""  # closed by the server
+        assert HEADER_TIMEOUT - 1 <= time.monotonic() - start < HEADER_TIMEOUT + 15
+
+
 def test_token_create_while_serving_says_what_to_do(server: tuple[int, Any, Path], tmp_path: Path) -> None:
     locked = subprocess.run(
         [sys.executable, "-m", "backalley", "token", "create", "late", "--db", str(tmp_path / "s.duckdb")],

@@ -17,6 +17,7 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None
     import uvicorn
 
     from backalley.service.app import create_app
+    from backalley.service.server import BoundedH11
     from backalley.service.settings import KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
 
     app = create_app(settings)
@@ -27,7 +28,7 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None
         port=port,
         log_level="warning",
         server_header=False,
-        http="h11",  # (its header bound: h11_max_incomplete_event_size)
+        http=BoundedH11,  # h11, with a time limit on the headers (its size bound: h11_max_incomplete_event_size)
         timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
         limit_concurrency=MAX_CONNECTIONS,
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
