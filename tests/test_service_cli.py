@@ -88,6 +88,11 @@ def test_serve_freezes_what_start_up_made_and_collects_rarely(tmp_path: Path, mo
         gc.unfreeze()
         gc.set_threshold(*threshold)
     assert seen["threshold"] == (GC_THRESHOLD, 50, 100) and seen["port"] == 8123
+    from backalley.service.server import BoundedH11
+    from backalley.service.settings import KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
+
+    assert seen["limit_concurrency"] == MAX_CONNECTIONS and seen["timeout_keep_alive"] == KEEP_ALIVE_TIMEOUT
+    assert seen["h11_max_incomplete_event_size"] == MAX_HEADER_BYTES and seen["http"] is BoundedH11
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000  # the modules, the app, the templates
     seen["app"].state.service.close()  # type: ignore[attr-defined]
 
