@@ -235,3 +235,11 @@ def test_stored_side_values_keep_the_invariants(sided_store: tuple[Path, list[di
         gifts = sum(chain[i + 1] - chain[i] for i in range(0, len(chain), 2))
         assert all(chain[i + 1] >= chain[i] for i in range(0, len(chain), 2)), (game_id, k, side)
         assert cost == sum(b - a for b, a in own) and dd - tricks == cost - gifts, (game_id, k, side)
+
+
+def test_a_game_not_analysed_says_so_once() -> None:
+    from backalley.analysis.dd import analyse_record
+    from backalley.cli.app import _analysis_text
+
+    text = _analysis_text("g.json", analyse_record({"game_id": "g", "deals": []}))
+    assert text.count("not analysed:") == 1, text

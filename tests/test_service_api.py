@@ -26,6 +26,7 @@ PROBLEM = "application/problem+json"
 
 
 def make_client(db: Path, **settings: Any) -> TestClient:
+    settings.setdefault("allowed_hosts", ("testserver",))  # the test client's host
     return TestClient(create_app(Settings(db=db, tokens=frozenset({TOKEN}), **settings)), raise_server_exceptions=False)
 
 
@@ -65,7 +66,9 @@ def assert_problem(r: Any, status: int) -> dict[str, Any]:
 
 
 def test_validate_one_json_record(client: TestClient) -> None:
-    r = client.post("/api/v1/validate", content=line(record("v1")), headers={"content-type": "application/json"})
+    r = client.post(
+        "/api/v1/validate", content=line(record("v1")), headers={"content-type": "application/json", **AUTH}
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
     reports = [json.loads(x) for x in r.text.splitlines()]
     assert len(reports) == 1
@@ -77,14 +80,16 @@ def test_validate_one_json_record(client: TestClient) -> None:
 
 def test_validate_ndjson_and_multipart(client: TestClient) -> None:
     body = ndjson(record("v1"), faulty(record("v2", seed=2)))
-    r = client.post("/api/v1/validate", content=body, headers=NDJSON)
+    r = client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH})
     reports = [json.loads(x) for x in r.text.splitlines()]
     assert [(x["game_id"], x["valid"], x["line"]) for x in reports] == [("v1", True, 1), ("v2", False, 2)]
     assert "NOT_IN_HAND" in {v["code"] for v in reports[1]["violations"]}
-    r = client.post("/api/v1/validate", files={"file": ("games.jsonl", body, "application/octet-stream")})
+    r = client.post("/api/v1/validate", headers=AUTH, files={"file": ("games.jsonl", body, "application/octet-stream")})
     assert r.status_code == 200
     assert [json.loads(x)["source"] for x in r.text.splitlines()] == ["games.jsonl", "games.jsonl"]
-    r = client.post("/api/v1/validate", files={"file": ("one.json", line(record("v3")).encode(), "application/json")})
+    r = client.post(
+        "/api/v1/validate", headers=AUTH, files={"file": ("one.json", line(record("v3")).encode(), "application/json")}
+    )
     assert [json.loads(x)["game_id"] for x in r.text.splitlines()] == ["v3"]
     assert counts(client) == (0, 0)
 
@@ -280,13 +285,222 @@ def test_record_too_large(db: Path) -> None:
         body = ndjson(record("g1"))
         problem = assert_problem(upload(client, body), 413)
         assert "upload:1" in problem["detail"] and "1,000-byte" in problem["detail"]
-        assert counts(client) == (0, 0)
+        assert problem["too_large"] == ["upload:1"] and problem["fates"]["rejected"] == 1
+        assert counts(client) == (0, 1)  # kept as the reject too_large, as ingest keeps it
+
+
+def test_one_record_limit_with_ingest_and_the_other_records_stored(client: TestClient) -> None:
+    """A record between ingest's limit (1,000,000 bytes) and 1 MiB was a KeyError, a 500 and the upload lost."""
+    from backalley.validate import MAX_RECORD_BYTES
+
+    big = record("big")
+    big["event"] = "x" * (MAX_RECORD_BYTES + 10)
+    body = ndjson(record("g1"), big, record("g2", seed=2))
+    problem = assert_problem(upload(client, body), 413)
+    assert problem["detail"].startswith("upload:2: a record over the 1,000,000-byte limit")
+    assert problem["too_large"] == ["upload:2"] and problem["fates"] == {
+        "stored": 2,
+        "duplicate": 0,
+        "conflict": 0,
+        "rejected": 1,
+    }
+    assert [r["fate"] for r in problem["results"]] == ["stored", "rejected", "stored"]
+    assert counts(client) == (2, 1)
+    reports = client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).text.splitlines()
+    assert "record too large" in json.loads(reports[1])["violations"][0]["message"]
+    assert json.loads(reports[0])["valid"] and json.loads(reports[2])["valid"]
+
+
+def test_validate_needs_a_token_unless_public(db: Path) -> None:
+    body = ndjson(record("v1"))
+    with make_client(db) as client:
+        assert_problem(client.post("/api/v1/validate", content=body, headers=NDJSON), 401)
+        assert client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).status_code == 200
+    with make_client(db, public_validate=True) as client:
+        assert client.post("/api/v1/validate", content=body, headers=NDJSON).status_code == 200
+    with make_client(db, public_validate=True, private=True) as client:  # private: every request shows a token
+        assert_problem(client.post("/api/v1/validate", content=body, headers=NDJSON), 401)
+
+
+def test_validate_bounds_body_and_records(db: Path) -> None:
+    """A 2 MB body of ``1`` lines took 42 s and returned 264 MB: a validation is bounded before any work."""
+    with make_client(db, public_validate=True, validate_max_body=100_000, validate_max_records=50) as client:
+        ones = client.post("/api/v1/validate", content=b"1\n" * 51, headers=NDJSON)
+        assert "51 records: a validation takes at most 50" in assert_problem(ones, 413)["detail"]
+        assert client.post("/api/v1/validate", content=b"1\n" * 50, headers=NDJSON).status_code == 200
+        long = b'"' + b"x" * 100_000 + b'"\n'
+        assert "100,000-byte limit" in assert_problem(client.post("/api/v1/validate", content=long), 413)["detail"]
+        assert upload(client, long).status_code == 200  # the upload's own, larger, body limit
+
+
+def test_validate_bounds_violations_and_answer(db: Path) -> None:
+    body = ndjson(*(faulty(record(f"v{i}", seed=i)) for i in range(4)))
+    with make_client(db, public_validate=True) as client:
+        whole = [json.loads(x) for x in client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()]
+    each = [len(r["violations"]) for r in whole]
+    assert all(n >= 1 for n in each)
+    most = each[0] + 1  # the second report reaches the bound
+    with make_client(db, public_validate=True, validate_max_violations=most) as client:
+        reports = [
+            json.loads(x) for x in client.post("/api/v1/validate", content=body, headers=NDJSON).text.splitlines()
+        ]
+    assert reports[0] == whole[0]
+    second = reports[1]["violations"]
+    assert second[:-1] == whole[1]["violations"][:1] and second[-1]["code"] == "TOO_MANY"
+    assert second[-1]["message"].startswith(f"{each[1] - 1:,} more violations left out")
+    for r, w in zip(reports[2:], whole[2:], strict=True):
+        assert [v["code"] for v in r["violations"]] == ["TOO_MANY"] and r["valid"] == w["valid"] is False
+    with make_client(db, public_validate=True, validate_max_answer=1_000) as client:
+        answer = client.post("/api/v1/validate", content=body, headers=NDJSON)
+        assert "1,000-byte limit of an answer" in assert_problem(answer, 413)["detail"]
+
+
+def test_finished_jobs_are_bounded_and_large_results_kept_on_disk(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 finished jobs kept their full results in memory: 0.5 MB uploaded left the service 520 MB larger."""
+    from backalley.service import state
+
+    monkeypatch.setattr(state, "JOB_MEMORY", 100)  # every result here is larger: on disk
+    monkeypatch.setattr(state, "KEEP_JOBS", 2)
+    with make_client(db, job_threshold=1) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        hrefs = []
+        for n in range(3):
+            r = upload(client, ndjson(record(f"a{n}", seed=n), record(f"b{n}", seed=n + 9)))
+            assert r.status_code == 202
+            hrefs.append(r.headers["location"])
+            deadline = time.monotonic() + 60
+            while (job := client.get(hrefs[-1], headers=AUTH).json())["status"] in ("queued", "running"):
+                assert time.monotonic() < deadline, job
+                time.sleep(0.05)
+            assert job["result"]["fates"]["stored"] == 2
+        folder = svc._job_folder
+        assert len(list(folder.iterdir())) == 2 and all(j._result is None for j in svc.jobs.values())
+        assert_problem(client.get(hrefs[0], headers=AUTH), 404)  # the oldest finished job is forgotten
+        assert client.get(hrefs[2], headers=AUTH).json()["result"]["records"] == 2
+        monkeypatch.setattr(state, "JOB_BYTES", 1)  # the bytes bound: only the newest job is kept
+        with svc._jobs_lock:
+            svc._forget_jobs()
+        assert len(svc.jobs) == 1 and len(list(folder.iterdir())) == 1
+    assert not folder.exists()  # removed at stop
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_database_deleted_or_replaced_while_serving_refuses_uploads(
+    db: Path, how: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with make_client(db) as client:
+        assert upload(client, ndjson(record("g1"))).json()["fates"]["stored"] == 1
+        db.unlink()
+        if how == "replaced":
+            db.write_bytes(b"another file")
+        with caplog.at_level("ERROR", logger="backalley.service"):
+            for _ in range(2):
+                gone = assert_problem(upload(client, ndjson(record("g2", seed=2))), 503)
+                assert "deleted or replaced" in gone["detail"] and "nothing was stored" in gone["detail"]
+        assert [r.getMessage() for r in caplog.records].count(
+            f"{db} was deleted or replaced while the service runs: uploads are refused; restart the service"
+        ) == 1  # one line, not one per upload
+        page = client.post("/upload", files={"file": ("g.jsonl", ndjson(record("g3")))}, data={"token": TOKEN})
+        assert page.status_code == 503
+
+
+def test_host_header_is_not_trusted(db: Path) -> None:
+    with make_client(db, allowed_hosts=("127.0.0.1", "localhost")) as client:
+        for host in ("evil.example", "evil.example:8000", "127.0.0.1.evil.example"):
+            refused = client.get("/players/", headers={"host": host}, follow_redirects=False)
+            assert refused.status_code == 400 and "evil.example" not in refused.headers.get("location", "")
+            assert refused.headers["x-content-type-options"] == "nosniff"
+            assert_problem(client.get("/api/v1/openapi.json", headers={"host": host}), 400)
+        for host in ("127.0.0.1:8000", "localhost", "LOCALHOST:1"):
+            assert client.get("/api/v1/openapi.json", headers={"host": host}).status_code == 200
+    with make_client(db, allowed_hosts=("*",)) as client:
+        assert client.get("/api/v1/openapi.json", headers={"host": "any.example"}).status_code == 200
+
+
+def test_security_headers_on_every_answer(db: Path) -> None:
+    with make_client(db, max_body=1_000) as client:
+        answers = {
+            "page": client.get("/"),
+            "api": client.get("/api/v1/openapi.json"),
+            "404 page": client.get("/games/nope"),
+            "404 api": client.get("/api/v1/games/nope"),
+            "413 page": client.post("/upload", content=b"x" * 2_000),
+            "413 api": upload(client, b"x" * 2_000),
+            "job": client.get("/api/v1/jobs/nope", headers=AUTH),
+        }
+        for what, r in answers.items():
+            assert r.headers["x-content-type-options"] == "nosniff", what
+            assert "default-src 'none'" in r.headers["content-security-policy"], what
+        assert answers["413 page"].status_code == 413 and answers["413 api"].status_code == 413
+        for private in ("413 api", "job"):
+            assert answers[private].headers["cache-control"] == "no-store"
+        assert "no-store" not in answers["page"].headers.get("cache-control", "")
+    with make_client(db, private=True) as client:
+        assert client.get("/api/v1/games/nope", headers=AUTH).headers["cache-control"] == "no-store"
+
+
+def test_deal_numbers_are_digits_only(client: TestClient) -> None:
+    upload(client, ndjson(record("g1", deals=3)))
+    assert client.get("/api/v1/games/g1/deals/1").status_code == 200
+    for n in ("1_0", "+1", "%201", "01", "1.0", "0x1"):
+        assert_problem(client.get(f"/api/v1/games/g1/deals/{n}"), 404)
+        assert client.get(f"/games/g1/deals/{n}").status_code == 404
+
+
+def test_compressed_bodies_are_refused_415(client: TestClient) -> None:
+    import gzip
+
+    packed = gzip.compress(ndjson(record("g1")))
+    for headers in ({"content-encoding": "gzip"}, {}):  # said so, or not
+        gz = assert_problem(upload(client, packed, headers), 415)
+        assert "gzip" in gz["detail"] and "uncompressed" in gz["detail"]
+    brotli = assert_problem(upload(client, ndjson(record("g1")), {"content-encoding": "br"}), 415)
+    assert "'br' is not accepted" in brotli["detail"]
+    form = client.post("/upload", files={"file": ("g.jsonl.gz", packed)}, data={"token": TOKEN})
+    assert form.status_code == 415 and "gzip" in form.text
+    assert counts(client) == (0, 0)
+
+
+def test_clients_never_see_server_paths(db: Path) -> None:
+    from backalley.records.sources import Item
+    from backalley.store.database import Store
+    from backalley.store.ingest import ingest_items
+
+    secret = "/srv/club-secret/archive/games.jsonl"
+    with Store.open(db) as store:
+        ingest_items(store, [Item(secret, 3, ndjson(record("g1")).strip())], [secret])
+    with make_client(db) as client:
+        assert client.get("/api/v1/games/g1").json()["source"] == "games.jsonl"
+        assert "club-secret" not in client.get("/games/g1").text
+        changed = record("g1")
+        changed["event"] = "another"
+        (result,) = upload(client, ndjson(changed)).json()["results"]
+        assert result["fate"] == "conflict" and "club-secret" not in result["message"]
+        assert "already stored from games.jsonl:3 with different content" in result["message"]
+        assert "--replace" not in result["message"]
+
+
+def test_a_full_disk_is_said_as_it_is(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backalley.service.writer import Writer
+    from backalley.store.database import StoreError
+
+    def full(*_: Any, **__: Any) -> None:
+        raise StoreError(f"{db}: the database failed during the ingest: IO Error: No space left on device")
+
+    with make_client(db) as client:
+        monkeypatch.setattr(Writer, "write", full)
+        answer = assert_problem(upload(client, ndjson(record("g1"))), 507)
+        assert "disk is full: this upload was not stored" in answer["detail"] and str(db) not in answer["detail"]
+        page = client.post("/upload", files={"file": ("g.jsonl", ndjson(record("g1")))}, data={"token": TOKEN})
+        assert page.status_code == 507 and "disk is full" in page.text
+        monkeypatch.setattr(Writer, "write", lambda *_, **__: (_ for _ in ()).throw(StoreError("locked")))
+        assert "the database failed" in assert_problem(upload(client, ndjson(record("g1"))), 503)["detail"]
 
 
 def test_wrong_content_type(client: TestClient) -> None:
     for kind in ("text/plain", "application/xml", ""):
         assert_problem(upload(client, b"{}", {"content-type": kind}), 415)
-        assert_problem(client.post("/api/v1/validate", content=b"{}", headers={"content-type": kind}), 415)
+        assert_problem(client.post("/api/v1/validate", content=b"{}", headers={"content-type": kind, **AUTH}), 415)
 
 
 def test_malformed_multipart(client: TestClient) -> None:
@@ -396,7 +610,7 @@ def test_worker_processes_give_the_same_answers(tmp_path: Path) -> None:
             answers.append(
                 (
                     upload(client, body).json(),
-                    client.post("/api/v1/validate", content=body, headers=NDJSON).text,
+                    client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH}).text,
                     client.get("/api/v1/games/g2/deals/1").json(),
                 )
             )

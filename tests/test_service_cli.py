@@ -88,5 +88,49 @@ def test_serve_freezes_what_start_up_made_and_collects_rarely(tmp_path: Path, mo
         gc.unfreeze()
         gc.set_threshold(*threshold)
     assert seen["threshold"] == (GC_THRESHOLD, 50, 100) and seen["port"] == 8123
+    from backalley.service.server import BoundedH11
+    from backalley.service.settings import KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
+
+    assert seen["limit_concurrency"] == MAX_CONNECTIONS and seen["timeout_keep_alive"] == KEEP_ALIVE_TIMEOUT
+    assert seen["h11_max_incomplete_event_size"] == MAX_HEADER_BYTES and seen["http"] is BoundedH11
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000  # the modules, the app, the templates
     seen["app"].state.service.close()  # type: ignore[attr-defined]
+
+
+def test_serve_workers_capped_at_the_cpu_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import backalley.service
+    from backalley.validate import default_workers
+
+    seen: list[object] = []
+    monkeypatch.setattr(backalley.service, "serve", lambda settings, host, port: seen.append(settings))
+    result = runner.invoke(app, ["serve", "--db", str(tmp_path / "w.duckdb"), "--workers", "64", "--public-validate"])
+    assert result.exit_code == 0, result.output
+    (settings,) = seen
+    assert settings.workers == default_workers() and settings.public_validate  # type: ignore[attr-defined]
+
+
+def test_token_list_and_revoke(db: Path) -> None:
+    from backalley.service.app import create_app
+    from backalley.service.settings import Settings
+
+    first = runner.invoke(app, ["token", "create", "club", "--db", str(db)]).stdout.strip()
+    runner.invoke(app, ["token", "create", "bot", "--db", str(db)])
+    listed = runner.invoke(app, ["token", "list", "--db", str(db)])
+    assert listed.exit_code == 0 and [x.split("\t")[0] for x in listed.stdout.splitlines()] == ["club", "bot"]
+    assert first not in listed.stdout
+    revoked = runner.invoke(app, ["token", "revoke", "club", "--db", str(db)])
+    assert revoked.exit_code == 0 and "revoked the token 'club'" in revoked.output
+    assert [x.split("\t")[0] for x in runner.invoke(app, ["token", "list", "--db", str(db)]).stdout.splitlines()] == [
+        "bot"
+    ]
+    again = runner.invoke(app, ["token", "revoke", "club", "--db", str(db)])
+    assert again.exit_code == 2 and "no token named 'club'" in again.output
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app(Settings(db=db, allowed_hosts=("testserver",)))) as client:
+        refused = client.post(
+            "/api/v1/games",
+            content=b"{}",
+            headers={"Authorization": f"Bearer {first}", "content-type": "application/json"},
+        )
+        assert refused.status_code == 401

@@ -42,7 +42,7 @@ def test_pages_show_every_side_of_every_ruleset(tmp_path: Path, ruleset: str, op
         answer = client.post("/api/v1/games", content=body, headers={**NDJSON, **AUTH})
         assert answer.status_code == 200, answer.text
         report = json.loads(body.splitlines()[0])
-        validated = client.post("/api/v1/validate", content=body, headers=NDJSON)
+        validated = client.post("/api/v1/validate", content=body, headers={**NDJSON, **AUTH})
         rep = json.loads(validated.text.splitlines()[0])
         assert rep["valid"], rep["violations"]
         game_id = report["game_id"]

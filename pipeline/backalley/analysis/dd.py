@@ -301,7 +301,7 @@ def analyse_record(obj: Any, scope: Scope = ALL_DEALS, pairs: bool = False) -> G
         ruleset = record_ruleset(obj)
         return analyse_replay(rep, numbers, scope, PAIRS if pairs else sides_of(ruleset), ruleset)
     message = rep.violations[0].message if rep.violations else "no deals"
-    return GameAnalysis(rep.game_id, [], f"not analysed: {message}")
+    return GameAnalysis(rep.game_id, [], message)  # (the report says "not analysed: …")
 
 
 def analyse_files(paths: list[str], scope: Scope = ALL_DEALS) -> Iterator[tuple[str, GameAnalysis]]:

@@ -6,9 +6,10 @@ rejected, 2 usage or environment errors.
 
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import orjson
 import typer
@@ -21,7 +22,10 @@ from backalley.validate import UNCHECKED, Checked, Summary, default_workers, val
 from backalley.workers import WorkerDied
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
+    from backalley.store.database import Store
     from backalley.store.ingest import RunSummary
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="backalley",
@@ -829,13 +833,31 @@ def serve(
         typer.Option("--tokens", help="A file of API tokens, one per line (or create them: backalley token create)."),
     ] = None,
     private: Annotated[bool, typer.Option("--private", help="Reading pages and the API needs a token too.")] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A host name the service answers for (repeat it for more; * for any). Default: 127.0.0.1,"
+            " localhost, ::1 and --host. Requests naming another host in their Host header get 400"
+            " (DNS rebinding, forged redirects).",
+            show_default=False,
+        ),
+    ] = None,
+    public_validate: Annotated[
+        bool,
+        typer.Option(
+            "--public-validate",
+            help="POST /api/v1/validate (it stores nothing) without a token; each request is bounded all the same"
+            " (see docs/service.md). Not with --private.",
+        ),
+    ] = False,
     workers: Annotated[
         int | None,
         typer.Option(
             "--workers",
             "-w",
             min=1,
-            help="Processes that replay uploads (default: the CPU count); with more than one, one more"
+            help="Processes that replay uploads (default and most: the CPU count); with more than one, one more"
             " computes a stored game's pages when first read (with one, the service does).",
             show_default=False,
         ),
@@ -857,11 +879,23 @@ def serve(
             db=db if db is not None else default_db(),
             tokens=given,
             private=private,
-            workers=workers if workers is not None else default_workers(),
+            public_validate=public_validate,
+            allowed_hosts=allowed_hosts(allowed_host, host),
+            workers=min(workers, default_workers()) if workers is not None else default_workers(),
         )
         run(settings, host, port)
     except (ServiceError, StoreError) as exc:
         raise fail(str(exc)) from None
+
+
+def allowed_hosts(given: list[str] | None, host: str) -> tuple[str, ...]:
+    """The hosts ``serve`` answers for: those given, else the local names and the address it listens on."""
+    from backalley.service.settings import ALLOWED_HOSTS
+
+    if given:
+        return tuple(h.strip().lower() for h in given if h.strip())
+    extra = () if host in ("0.0.0.0", "::", "") or host in ALLOWED_HOSTS else (host.strip("[]").lower(),)
+    return ALLOWED_HOSTS + extra
 
 
 @app.command()
@@ -929,18 +963,56 @@ def token_create(
 ) -> None:
     """Create an API token (printed once; the database keeps only its hash).
 
-    Exit status: 2 when the name is taken or the database cannot be used.
+    While `backalley serve` runs it holds the database: stop it, create the token, start it again (or list
+    tokens in a file given to `serve --tokens`). Exit status: 2 when the name is taken or the database
+    cannot be used.
     """
-    from backalley.service import ServiceError
     from backalley.service.auth import create_token
-    from backalley.store.database import Store, StoreError, default_db
+
+    token = _on_tokens(db, lambda store: create_token(store, name))
+    sys.stdout.write(token + "\n")
+
+
+@token_app.command("list")
+def token_list(db: DbOption = None) -> None:
+    """The tokens created in the database: name and creation time (the tokens themselves are not kept)."""
+    from backalley.service.auth import list_tokens
+
+    for name, at in _on_tokens(db, list_tokens):
+        sys.stdout.write(f"{name}\t{at.isoformat()}\n")
+
+
+@token_app.command("revoke")
+def token_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name (as `backalley token list` shows it).")],
+    db: DbOption = None,
+) -> None:
+    """Revoke a token: uploads showing it are refused (401) from then on.
+
+    Exit status: 2 when no token has that name or the database cannot be used.
+    """
+    from backalley.service.auth import revoke_token
+
+    _on_tokens(db, lambda store: revoke_token(store, name))
+    err.print(f"revoked the token {name!r}", highlight=False, markup=False)
+
+
+def _on_tokens(db: Path | None, work: "Callable[[Store], T]") -> T:
+    """``work`` on the database opened for writing; a clear error (exit 2) when it cannot be, saying what to do
+    when ``backalley serve`` holds it."""
+    from backalley.service import ServiceError
+    from backalley.store.database import Store, StoreError, StoreLockedError, default_db
 
     try:
         with Store.open(db if db is not None else default_db()) as store:
-            token = create_token(store, name)
+            return work(store)
+    except StoreLockedError as exc:
+        raise fail(
+            f"{exc}. If `backalley serve` runs on it, stop the service, run this command, and start it again"
+            " (tokens listed in a file given to `serve --tokens` need no stop: the file is read at start)"
+        ) from None
     except (ServiceError, StoreError) as exc:
         raise fail(str(exc)) from None
-    sys.stdout.write(token + "\n")
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -17,10 +17,22 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None
     import uvicorn
 
     from backalley.service.app import create_app
+    from backalley.service.server import BoundedH11
+    from backalley.service.settings import KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
 
     app = create_app(settings)
     tune_gc()
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        server_header=False,
+        http=BoundedH11,  # h11, with a time limit on the headers (its size bound: h11_max_incomplete_event_size)
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        limit_concurrency=MAX_CONNECTIONS,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    )
 
 
 def tune_gc() -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
@@ -17,6 +17,9 @@ from backalley.service.state import Service
 
 router = APIRouter(prefix="/api/v1")
 
+#: A deal's number in a path: digits only (``int()`` would read ``1_0`` as 10, `` 1`` or ``+1`` as 1).
+DealNumber = Annotated[str, Path(pattern=r"^(0|[1-9][0-9]{0,8})$", description="1-based position in `deals`")]
+
 _BODY = {
     "requestBody": {
         "required": True,
@@ -25,11 +28,19 @@ _BODY = {
         "content": {kind: {"schema": {}} for kind in ACCEPTED},
     }
 }
+_OBJECT: dict[int | str, dict[str, Any]] = {
+    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
+}
 _PROBLEM = {"content": {PROBLEM_TYPE: {"schema": {"type": "object"}}}}
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "Malformed multipart body", **_PROBLEM},
     401: {"description": "Missing or wrong token", **_PROBLEM},
-    413: {"description": "Body or record too large", **_PROBLEM},
+    413: {
+        "description": "Body too large (nothing stored), or records over the record limit: the problem names"
+        " them, and its `records`, `fates`, `results` and `too_large` say what became of every record"
+        " (the others are stored)",
+        **_PROBLEM,
+    },
     415: {"description": "Unsupported content type", **_PROBLEM},
 }
 
@@ -54,6 +65,15 @@ def writer(request: Request) -> Service:
     return svc
 
 
+def validator(request: Request) -> Service:
+    """The service, for a validation: it needs a token unless the service runs with ``--public-validate``
+    (and then still in private mode)."""
+    svc = service(request)
+    if not svc.settings.public_validate or svc.settings.private:
+        check_token(svc, request)
+    return svc
+
+
 def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     token = bearer(request.headers.get("authorization"))
     if token is None and cookie:
@@ -65,17 +85,59 @@ def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
         raise unauthorized("the API token is not known to this service")
 
 
+VALIDATE = "/api/v1/validate"
+
+
 @router.post(
     "/validate",
     summary="Validate records; stores nothing",
+    description="Needs a token, unless the service runs with `--public-validate`. Each request is bounded:"
+    " its body (8 MiB), its records (5,000), the violations its reports list (10,000: the report past the"
+    " bound ends with one `TOO_MANY` violation saying how many were left out, and later reports list none)"
+    " and its answer (16 MiB); a request over a bound gets 413 and nothing is validated.",
     response_class=Response,
     responses={200: {"description": "One JSON Lines report object per record", "content": {NDJSON: {}}}, **_ERRORS},
     openapi_extra=_BODY,
 )
-async def validate(request: Request, svc: Service = Depends(reader)) -> Response:
-    items = await read_items(request, svc.settings.max_record)
+async def validate(request: Request, svc: Service = Depends(validator)) -> Response:
+    items = await read_items(request)
+    most = svc.settings.validate_max_records
+    if len(items) > most:
+        raise Problem(413, f"{len(items):,} records: a validation takes at most {most:,}; send them in parts")
     found = await run_in_threadpool(svc.reports, items)
-    return Response(b"".join(orjson.dumps(r) + b"\n" for r in found), media_type=NDJSON)
+    answer = b"".join(orjson.dumps(r) + b"\n" for r in cap_violations(found, svc.settings.validate_max_violations))
+    if len(answer) > svc.settings.validate_max_answer:
+        raise Problem(
+            413,
+            f"the reports of these records come to {len(answer):,} bytes, over the"
+            f" {svc.settings.validate_max_answer:,}-byte limit of an answer; send fewer records",
+        )
+    return Response(answer, media_type=NDJSON)
+
+
+def cap_violations(reports: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
+    """The reports, listing ``most`` violations in all: the report that reaches the bound ends with one
+    ``TOO_MANY`` violation saying how many of its own were left out; later reports list none, each with
+    its own ``TOO_MANY``. Their other fields (valid, complete, deals, score) are untouched."""
+    left = most
+    for r in reports:
+        found = r["violations"]
+        if len(found) > left:
+            omitted = len(found) - left
+            r["violations"] = [
+                *found[:left],
+                {
+                    "code": "TOO_MANY",
+                    "severity": "error",
+                    "message": f"{omitted:,} more violations left out: a validation lists at most {most:,}",
+                    "path": "",
+                    "deal": None,
+                    "trick": None,
+                    "seat": None,
+                },
+            ]
+        left -= min(left, len(found))
+    return reports
 
 
 @router.post(
@@ -87,31 +149,45 @@ async def validate(request: Request, svc: Service = Depends(reader)) -> Response
     openapi_extra=_BODY,
 )
 async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
-    items = await read_items(request, svc.settings.max_record)
+    items = await read_items(request)
     if len(items) > svc.settings.job_threshold:
         job = svc.submit(items)
         href = f"/api/v1/jobs/{job.id}"
         return JSONResponse({**job.as_dict(), "href": href}, status_code=202, headers={"Location": href})
     result = await run_in_threadpool(svc.upload, items)
+    if result["too_large"]:
+        raise Problem(413, too_large_detail(result["too_large"], svc.settings.max_record), **result)
     return Response(orjson.dumps(result), media_type="application/json")
 
 
-@router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)
-def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
+def too_large_detail(where: list[str], limit: int) -> str:
+    """The 413's one line: the records over the limit, and that the others were stored."""
+    more = f" (and {len(where) - 1:,} more)" if len(where) > 1 else ""
+    return (
+        f"{where[0]}{more}: a record over the {limit:,}-byte limit is not read (it is kept as the reject"
+        " too_large); every other record of the upload was stored or rejected as `results` says"
+    )
+
+
+@router.get(
+    "/jobs/{job_id}",
+    summary="An upload job: its progress, then its result",
+    description="Jobs live until the service stops, and at most the 200 latest finished ones, with 512 MiB of"
+    " results in all, are kept (the oldest finished are forgotten first: 404). A result over 256 KiB of JSON"
+    " is kept on disk, not in memory.",
+    response_class=Response,
+    responses={**_OBJECT, **_ERRORS},
+)
+def job(job_id: str, svc: Service = Depends(writer)) -> Response:
     found = svc.jobs.get(job_id)
     if found is None:
-        raise Problem(404, f"no job {job_id!r} (jobs are kept in memory until the service stops)")
-    return found.as_dict()
+        raise Problem(404, f"no job {job_id!r} (finished jobs are forgotten, the oldest first, and at a restart)")
+    return Response(found.as_json(), media_type="application/json")
 
 
 def _json(found: Any) -> Response:
     """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
     return Response(orjson.dumps(found), media_type="application/json")
-
-
-_OBJECT: dict[int | str, dict[str, Any]] = {
-    200: {"description": "Successful Response", "content": {"application/json": {"schema": {"type": "object"}}}}
-}
 
 
 @router.get(
@@ -134,9 +210,9 @@ def game(game_id: str, svc: Service = Depends(reader)) -> Response:
     response_class=Response,
     responses=_OBJECT,
 )
-def deal(game_id: str, n: int, svc: Service = Depends(reader)) -> Response:
+def deal(game_id: str, n: DealNumber, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
+        found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return _json(found.as_dict())

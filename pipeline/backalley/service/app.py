@@ -11,15 +11,21 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 import backalley
 from backalley.service import api, pages
 from backalley.service.bodies import BodyLimit
+from backalley.service.headers import Guard
 from backalley.service.problems import API_PREFIX, Problem, problem_response
 from backalley.service.settings import Settings
 from backalley.service.state import Service
+from backalley.store.database import StoreError
 
 log = logging.getLogger("backalley.service")
+
+#: How the database (or the system) says that the disk is full.
+DISK_FULL = ("no space left on device", "disk is full", "not enough space")
 
 
 def answer(request: Request, p: Problem) -> Response:
@@ -54,7 +60,13 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
     app.state.service = svc
     app.include_router(api.router)
     app.include_router(pages.router)
-    app.add_middleware(BodyLimit, limit=settings.max_body)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body,
+        paths={api.VALIDATE: settings.validate_max_body},
+        timeout=settings.body_timeout,
+    )
+    app.add_middleware(Guard, allowed=settings.allowed_hosts, private=settings.private)  # outermost
 
     @app.exception_handler(Problem)
     async def on_problem(request: Request, exc: Problem) -> Response:
@@ -74,6 +86,26 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         return answer(
             request, Problem(400 if where.startswith("body") else 404, f"{where}: {first.get('msg', 'invalid')}")
         )
+
+    @app.exception_handler(ClientDisconnect)
+    async def on_gone(request: Request, _: ClientDisconnect) -> Response:
+        """A client that went away mid-body: one line in the log; nobody reads the answer, nothing was stored."""
+        client = request.client.host if request.client else "a client"
+        log.warning("%s went away while sending %s %s: nothing stored", client, request.method, request.url.path)
+        return Response(status_code=400)
+
+    @app.exception_handler(StoreError)
+    async def on_store(request: Request, exc: StoreError) -> Response:
+        """The database failed while storing: said as it is (a full disk is a 507), never as stored."""
+        said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.error("%s %s: %s", request.method, request.url.path, said)
+        kept = (
+            "; what this upload committed before the failure stays (send it again: what is stored already"
+            " is a duplicate, the rest is stored)"
+        )
+        if any(sign in said.lower() for sign in DISK_FULL):
+            return answer(request, Problem(507, "the server's disk is full: this upload was not stored" + kept))
+        return answer(request, Problem(503, "the database failed: this upload was not stored" + kept))
 
     @app.exception_handler(Exception)
     async def on_error(request: Request, exc: Exception) -> Response:

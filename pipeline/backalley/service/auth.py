@@ -42,6 +42,20 @@ def create_token(store: Store, name: str) -> str:
     return token
 
 
+def list_tokens(store: Store) -> list[tuple[str, datetime]]:
+    """The tokens created in the database: each name and when it was created, oldest first (never a token)."""
+    rows = store.con.execute("SELECT name, created_at FROM api_tokens ORDER BY created_at, name").fetchall()
+    return [(str(name), at) for name, at in rows]
+
+
+def revoke_token(store: Store, name: str) -> None:
+    """Forget the token named ``name``: a request showing it is refused from then on."""
+    with store.atomic():
+        found = store.con.execute("DELETE FROM api_tokens WHERE name = ? RETURNING name", [name.strip()]).fetchall()
+    if not found:
+        raise ServiceError(f"no token named {name.strip()!r} (backalley token list shows them)")
+
+
 def bearer(header: str | None) -> str | None:
     """The token of an ``Authorization: Bearer …`` header, else ``None``."""
     if not header:

@@ -9,6 +9,7 @@ line), as ``backalley ingest`` names the records of a file.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -34,20 +35,29 @@ def media_type(request: Request) -> str:
     return request.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
-def records(body: bytes, source: str, jsonl: bool, max_record: int) -> list[Item]:
-    """The records of a body or file; raises a 413 problem naming the first record over ``max_record``."""
+#: The first bytes of a gzip stream.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def check_encoding(request: Request) -> None:
+    """A compressed body is refused (415): the service reads records as sent, never decompresses them."""
+    coding = request.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        raise Problem(415, f"Content-Encoding {coding!r} is not accepted: send the body uncompressed")
+
+
+def records(body: bytes, source: str, jsonl: bool) -> list[Item]:
+    """The records of a body or file (a record over the size limit is the service's to refuse:
+    :meth:`backalley.service.state.Service.upload`); a gzip-compressed one is refused (415)."""
+    if body.startswith(GZIP_MAGIC):
+        raise Problem(415, f"{source}: the body is gzip-compressed, which is not accepted: send it uncompressed")
     if not jsonl:
-        items = [Item(source, None, body)]
-    else:
-        items = []
-        for number, line in enumerate(body.split(b"\n"), 1):
-            raw = line.rstrip(b"\r")
-            if raw and not raw.isspace():
-                items.append(Item(source, number, raw))
-    for it in items:
-        if len(it.raw) > max_record:
-            where = source if it.line is None else f"{source}:{it.line}"
-            raise Problem(413, f"{where}: a record of {len(it.raw):,} bytes is over the {max_record:,}-byte limit")
+        return [Item(source, None, body)]
+    items = []
+    for number, line in enumerate(body.split(b"\n"), 1):
+        raw = line.rstrip(b"\r")
+        if raw and not raw.isspace():
+            items.append(Item(source, number, raw))
     return items
 
 
@@ -67,16 +77,17 @@ async def form_file(request: Request) -> tuple[str, bytes, dict[str, str]]:
     return name, content, fields
 
 
-async def read_items(request: Request, max_record: int) -> list[Item]:
+async def read_items(request: Request) -> list[Item]:
     """The records of an API request body (any of the three media types); 415 for any other."""
+    check_encoding(request)
     kind = media_type(request)
     if kind not in ACCEPTED:
         raise Problem(415, f"content type {kind or '(none)'!r} is not accepted; send one of {', '.join(ACCEPTED)}")
     if kind == MULTIPART:
         name, content, _ = await form_file(request)
-        return records(content, name, not name.endswith(".json"), max_record)
+        return records(content, name, not name.endswith(".json"))
     body = await request.body()
-    return records(body, UPLOAD_SOURCE, kind == NDJSON, max_record)
+    return records(body, UPLOAD_SOURCE, kind == NDJSON)
 
 
 Scope = MutableMapping[str, Any]
@@ -101,29 +112,45 @@ async def refuse(scope: Scope, send: Send, p: Problem) -> None:
 
 
 class BodyLimit:
-    """ASGI middleware: a body over ``limit`` bytes is refused (413) before or while it is read."""
+    """ASGI middleware: a body over ``limit`` bytes (``paths[path]`` for the paths named there) is refused
+    (413) before or while it is read."""
 
-    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int) -> None:
+    def __init__(
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        limit: int,
+        paths: dict[str, int] | None = None,
+        timeout: float | None = None,
+    ) -> None:
         self.app = app
         self.limit = limit
+        self.paths = paths or {}
+        self.timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = f"the request body is over the {self.limit:,}-byte limit"
+        limit = self.paths.get(str(scope.get("path", "")), self.limit)
+        too_large = f"the request body is over the {limit:,}-byte limit"
         for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
                 await refuse(scope, send, Problem(413, too_large))
                 return
-        seen = 0
+        seen, done = 0, False
 
         async def limited() -> MutableMapping[str, Any]:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, done
+            if done:  # the body is read: what comes next is the client's going away, whenever it does
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except TimeoutError:
+                raise Problem(408, f"the request body did not arrive: nothing for {self.timeout:g} s") from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
+                done = not message.get("more_body", False)
+                if seen > limit:
                     raise Problem(413, too_large)
             return message
 

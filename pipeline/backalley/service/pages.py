@@ -18,9 +18,9 @@ from markupsafe import Markup
 from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.service import data
-from backalley.service.api import reader
+from backalley.service.api import DealNumber, reader
 from backalley.service.auth import COOKIE
-from backalley.service.bodies import MULTIPART, form_file, media_type, records
+from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
 from backalley.service.problems import Problem, unauthorized
 from backalley.service.state import Service
 
@@ -89,14 +89,15 @@ def index() -> HTMLResponse:
 @router.post("/upload", response_class=HTMLResponse)
 async def upload(request: Request) -> HTMLResponse:
     svc: Service = request.app.state.service
+    check_encoding(request)
     if media_type(request) != MULTIPART:
         raise Problem(415, "the upload form sends multipart/form-data")
     name, content, fields = await form_file(request)
     if not await run_in_threadpool(svc.token_ok, fields.get("token", "").strip() or None):
         raise unauthorized("the API token is missing or not known to this service; nothing was stored")
-    items = records(content, name, not name.endswith(".json"), svc.settings.max_record)
+    items = records(content, name, not name.endswith(".json"))
     result = await run_in_threadpool(svc.upload, items)
-    return render("index.html", result=result)
+    return render("index.html", 413 if result["too_large"] else 200, result=result)
 
 
 def _local(path: str) -> str:
@@ -153,10 +154,10 @@ def game_page(found: dict[str, Any]) -> HTMLResponse:
 
 
 @router.get("/games/{game_id}/deals/{n}", response_class=HTMLResponse)
-def deal(game_id: str, n: int, request: Request) -> HTMLResponse:
+def deal(game_id: str, n: DealNumber, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
-        found = data.deal(cur, game_id, n, svc.record_text, svc.game_data, svc.trick_winners)
+        found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return render("deal.html", d=found)

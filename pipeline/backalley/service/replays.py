@@ -26,8 +26,8 @@ from backalley.records.models import fast_decode
 from backalley.records.sources import Item
 from backalley.replay import replay_checked
 from backalley.service.fresh import Page, page
-from backalley.store.rows import Built, build_game, build_item, build_rows, content_hash, with_raw
-from backalley.validate import check_item, tune_gc
+from backalley.store.rows import Built, build_game, build_item, build_rows, content_hash, oversized, with_raw
+from backalley.validate import cap_records, check_item, tune_gc
 
 #: Records per task sent to a worker process.
 TASK = 16
@@ -102,8 +102,26 @@ class Replays:
                 self._pages = ProcessPoolExecutor(1, mp_context=_context(), initializer=tune_gc)
             return self._pages
 
-    def built(self, items: list[Item]) -> list[Replayed]:
-        """Each record's rows and report."""
+    def built(self, items: list[Item], limit: int) -> tuple[list[Item], list[Replayed]]:
+        """Each record's rows and report, and the records to store: a record over ``limit`` bytes is not
+        replayed; it is the reject ``too_large`` (as ``backalley ingest`` stores it: its first bytes) and its
+        report the ``JSON`` error ``backalley validate`` gives it."""
+        big = {k: cut for k, it in enumerate(items) if (cut := oversized(it, limit)) is not None}
+        todo = [it for k, it in enumerate(items) if k not in big] if big else items
+        done = iter(self._built(todo))
+        stored: list[Item] = []
+        out: list[Replayed] = []
+        for k, it in enumerate(items):
+            if k in big:
+                kept, rows = big[k]
+                stored.append(kept)
+                out.append((rows, report(next(cap_records([it], limit)))))
+            else:
+                stored.append(it)
+                out.append(next(done))
+        return stored, out
+
+    def _built(self, items: list[Item]) -> list[Replayed]:
         if self.workers <= 1 or len(items) <= 1:
             return _build_many(items)
         return [x for part in self._executor().map(_build_many, _tasks(items)) for x in part]
@@ -122,7 +140,9 @@ class Replays:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
-    def reports(self, items: list[Item]) -> list[Report]:
+    def reports(self, items: list[Item], limit: int) -> list[Report]:
+        """Each record's report; a record over ``limit`` bytes is not parsed: its report is a ``JSON`` error."""
+        items = list(cap_records(items, limit))
         if self.workers <= 1 or len(items) <= 1:
             return _report_many(items)
         return [x for part in self._executor().map(_report_many, _tasks(items)) for x in part]

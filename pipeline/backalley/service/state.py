@@ -10,6 +10,10 @@ same database, which see every committed write.
 from __future__ import annotations
 
 import logging
+import os
+import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -18,6 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, cast
 
 import duckdb
@@ -28,6 +33,7 @@ from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
 from backalley.service.fresh import pack_page, unpack_page, zone
+from backalley.service.problems import Problem
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import StoredGame, Writer
@@ -35,8 +41,12 @@ from backalley.store.database import Store
 
 log = logging.getLogger("backalley.service")
 
-#: Finished jobs kept for polling (the oldest are forgotten first).
+#: Finished jobs kept for polling (the oldest are forgotten first), and the bytes of their results kept
+#: in all (in memory and on disk): past either bound the oldest finished jobs are forgotten.
 KEEP_JOBS = 200
+JOB_BYTES = 512 << 20
+#: A finished job's result larger than this (bytes of JSON) is kept on disk, not in memory.
+JOB_MEMORY = 256 << 10
 FATES = ("stored", "duplicate", "conflict", "rejected")
 #: Record-cache bytes per game whose source, line and time of ingest are kept to compute its pages'
 #: data from its text in memory (:meth:`Service.fresh_page`): 16,384 games for the default 64 MB.
@@ -47,24 +57,60 @@ METRICS_SHARE = 0.1
 
 @dataclass
 class Job:
-    """A large upload stored in the background."""
+    """A large upload stored in the background. Its result, once finished, is kept as JSON: in memory up
+    to :data:`JOB_MEMORY` bytes, else in a file of the service's job folder (removed with the job)."""
 
     id: str
     records: int
     status: str = "queued"  # queued, running, finished, failed
     done: int = 0
-    result: dict[str, Any] | None = None
     error: str | None = None
+    #: Bytes of the result's JSON (in memory or on disk).
+    size: int = 0
+    _result: bytes | None = None
+    _file: Path | None = None
+
+    def keep(self, result: dict[str, Any], folder: Path) -> None:
+        raw = orjson.dumps(result)
+        self.size = len(raw)
+        if len(raw) <= JOB_MEMORY:
+            self._result = raw
+        else:
+            self._file = folder / f"{self.id}.json"
+            self._file.write_bytes(raw)
+
+    def forget(self) -> None:
+        """Drop the result (its file too)."""
+        self._result = None
+        if self._file is not None:
+            self._file.unlink(missing_ok=True)
+            self._file = None
+
+    def result_json(self) -> bytes:
+        if self._result is not None:
+            return self._result
+        if self._file is not None:
+            try:
+                return self._file.read_bytes()
+            except OSError:
+                return b"null"
+        return b"null"
 
     def as_dict(self) -> dict[str, Any]:
+        """The job without its result (as the 202 answers it)."""
         return {
             "id": self.id,
             "status": self.status,
             "records": self.records,
             "done": self.done,
-            "result": self.result,
+            "result": None,
             "error": self.error,
         }
+
+    def as_json(self) -> bytes:
+        """The job with its result, as JSON (the result's JSON is not parsed again)."""
+        head = orjson.dumps({k: v for k, v in self.as_dict().items() if k != "result"})
+        return head[:-1] + b',"result":' + self.result_json() + b"}"
 
 
 @dataclass
@@ -78,7 +124,13 @@ class Service:
 
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
+        #: The database file's identity when opened: a file deleted or replaced since is no longer the one written.
+        self._file = _identity(self.settings.db)
+        self._gone_logged = False
+        self._jobs_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="backalley-jobs")
+        #: Where finished jobs' large results are kept (removed at stop).
+        self._job_folder = Path(tempfile.mkdtemp(prefix="backalley-jobs-"))
         #: The time zone DuckDB gives times in: the pages computed by the workers show times as it does.
         self.zone = str(self.store.con.execute("SELECT current_setting('TimeZone')").fetchall()[0][0])
         self.replays = Replays(self.settings.workers, self.zone)
@@ -103,6 +155,7 @@ class Service:
         if self._refresher is not None:  # it reads the database through a cursor of the connection closed below
             self._refresher.join()
         self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._job_folder, ignore_errors=True)
         self._writer.close()
         self.replays.close()
         with self.lock:
@@ -131,7 +184,12 @@ class Service:
             return None if found is None else orjson.dumps(found)
 
         text = self._kept(self.games, game_id, load)
-        return None if text is None else dict(orjson.loads(text))
+        if text is None:
+            return None
+        found = dict(orjson.loads(text))
+        if isinstance(found.get("source"), str):
+            found["source"] = public_name(found["source"])
+        return found
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
@@ -189,19 +247,37 @@ class Service:
         The records are replayed first (in the worker processes), then stored by the writer thread,
         together with other uploads waiting for it.
         """
-        built = self.replays.built(items)
+        self.check_file()
+        limit = self.settings.max_record
+        stored, built = self.replays.built(items, limit)
 
         def progress(done: int) -> None:
             if job is not None:
                 job.done = done
 
-        fates = self._writer.write(items, [b for b, _ in built], progress)
+        fates = self._writer.write(stored, [b for b, _ in built], progress)
         counts = dict.fromkeys(FATES, 0)
         results = []
         for (_, report), (what, message) in zip(built, fates, strict=True):
             counts[what] = counts.get(what, 0) + 1
-            results.append({"fate": what, "message": message or None, "report": report})
-        return {"records": len(items), "fates": counts, "results": results}
+            results.append({"fate": what, "message": public_message(message) or None, "report": report})
+        too_large = [_where(it) for it in items if len(it.raw) > limit]
+        return {"records": len(items), "fates": counts, "results": results, "too_large": too_large}
+
+    def check_file(self) -> None:
+        """Refuse to store (503) when the database file was deleted or replaced since the service opened it:
+        what it wrote would go to a file no longer there, and be lost when it stops."""
+        if _identity(self.settings.db) == self._file:
+            return
+        if not self._gone_logged:
+            self._gone_logged = True
+            log.error(
+                "%s was deleted or replaced while the service runs: uploads are refused; restart the service",
+                self.settings.db,
+            )
+        raise Problem(
+            503, "the service's database was deleted or replaced while it runs; nothing was stored (restart it)"
+        )
 
     def _stored(self, games: list[StoredGame]) -> None:
         """Keep the text of the games a group has just stored, and where each came from: their pages need
@@ -230,30 +306,44 @@ class Service:
 
     def submit(self, items: list[Item]) -> Job:
         """Store ``items`` in the background (one job at a time, in order of submission)."""
+        self.check_file()
         job = Job(uuid.uuid4().hex, len(items))
-        self.jobs[job.id] = job
-        while len(self.jobs) > KEEP_JOBS:
-            oldest = next(iter(self.jobs.values()))
-            if oldest.status in ("queued", "running"):
-                break
-            self.jobs.popitem(last=False)
+        with self._jobs_lock:
+            self.jobs[job.id] = job
+            self._forget_jobs()
         self._pool.submit(self._run, job, items)
         return job
+
+    def _forget_jobs(self) -> None:
+        """Forget the oldest finished jobs while more than :data:`KEEP_JOBS` or :data:`JOB_BYTES` are kept."""
+        while len(self.jobs) > 1:
+            total = sum(j.size for j in self.jobs.values())
+            if len(self.jobs) <= KEEP_JOBS and total <= JOB_BYTES:
+                return
+            oldest = next(iter(self.jobs.values()))
+            if oldest.status in ("queued", "running"):
+                return
+            self.jobs.popitem(last=False)
+            oldest.forget()
 
     def _run(self, job: Job, items: list[Item]) -> None:
         job.status = "running"
         try:
-            job.result = self.upload(items, job)
+            result = self.upload(items, job)
+            job.keep(result, self._job_folder)
             job.status = "finished"
         except Exception as exc:  # a job's failure is its answer, not a crash of the service
-            job.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            said = str(exc).replace(str(self.settings.db), self.settings.db.name)
+            job.error = public_message(said.splitlines()[0]) if said else type(exc).__name__
             job.status = "failed"
+        with self._jobs_lock:
+            self._forget_jobs()
 
     # -- figures --------------------------------------------------------------------------
 
     def reports(self, items: list[Item]) -> list[dict[str, Any]]:
         """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
-        return self.replays.reports(items)
+        return self.replays.reports(items, self.settings.max_record)
 
     def warm(self) -> None:
         """Start computing the figures in the background (the service does at start-up): the first
@@ -345,6 +435,37 @@ class Service:
                 if fresh is not None:
                     self._metrics = fresh
                 self._refreshing = False
+
+
+#: A conflict's "already stored from SOURCE:LINE with": the source may be a file of the server.
+_STORED_FROM = re.compile(r"(already stored from )(.+?)( with different content)")
+
+
+def public_name(source: str) -> str:
+    """What a client may see of a record's source: the name it sent (an upload), or a server file's name
+    without its folders (a game ingested from the server's own files)."""
+    return source.rsplit("/", 1)[-1] if "/" in source else source
+
+
+def public_message(message: str) -> str:
+    """A fate's message, the server's folders left out of the sources it names; the ingest session's
+    advice (``--replace``, a command-line option) as what a client can do."""
+    message = _STORED_FROM.sub(lambda m: m[1] + public_name(m[2]) + m[3], message)
+    return message.replace("(ingest with --replace to replace it)", "(the stored game is kept)")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (``None`` when it is not there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _where(item: Item) -> str:
+    """``source:line`` (or the source of a one-record body), as the reports name a record."""
+    return item.source if item.line is None else f"{item.source}:{item.line}"
 
 
 def _absent(_game_id: str) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,10 @@ log = logging.getLogger("backalley.service")
 #: Records stored together at most, and records per transaction: an upload larger than this is
 #: stored alone, in transactions of this many records (as ``backalley ingest`` stores a file).
 GROUP_RECORDS = 2_048
+#: The ingest session's record limit: none, since every record reaches the writer checked already (one
+#: over the service's limit as the reject ``too_large``, cut short: ``Replays.built``), and the writer
+#: knows each record by identity (a record the session replaced would be a record of no upload).
+CHECKED = sys.maxsize
 
 
 @dataclass
@@ -173,7 +178,11 @@ class Writer:
         with self.lock:
             if self.session is None or self.session.failed:
                 self.session = Session(
-                    self.store, ["backalley serve"], memory_limit=self.memory_limit, transaction=GROUP_RECORDS
+                    self.store,
+                    ["backalley serve"],
+                    memory_limit=self.memory_limit,
+                    max_record_bytes=CHECKED,
+                    transaction=GROUP_RECORDS,
                 )
             try:
                 self.session.store_group(
