@@ -309,9 +309,15 @@ def simulate(
         str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
     ] = "",
 ) -> None:
-    """Play complete, legal games between bots and write them as JSON Lines."""
+    """Play complete, legal games between bots and write them as JSON Lines.
+
+    The --out file is replaced if it exists, unless it is the database ($BACKALLEY_DB or
+    data/backalley.duckdb), its WAL or its lake: those are never written.
+    """
+    from backalley.outputs import OutputError, protected
     from backalley.rules import RulesetError, find_ruleset
     from backalley.simulate import write_games
+    from backalley.store import default_db
 
     try:
         rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
@@ -319,6 +325,10 @@ def simulate(
         raise fail(str(exc)) from None
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    try:
+        protected(default_db()).check_file(out_file, "--out")
+    except OutputError as exc:
+        raise fail(str(exc)) from None
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
@@ -895,24 +905,25 @@ def raw(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.", show_default=False)
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Overwrite the --output file if it exists (never the database, its WAL or lake)."),
+    ] = False,
 ) -> None:
     """Write the exact bytes a stored game was read from (its line or file, as ingested) to stdout or a file.
 
     Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
     """
+    from backalley.outputs import write_raw
     from backalley.store import StoreError, default_db, read_raw
 
+    db_path = db if db is not None else default_db()
     try:
-        data = read_raw(db if db is not None else default_db(), game_id)
-        if output is None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        else:
-            with output.open("wb" if force else "xb") as fh:
-                fh.write(data)
-    except FileExistsError:
-        raise fail(f"{printable(output)}: already exists (use --force to overwrite it)") from None
+        if output is not None:
+            write_raw(db_path, game_id, output, force=force)
+            return
+        sys.stdout.buffer.write(read_raw(db_path, game_id))
+        sys.stdout.buffer.flush()
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from backalley.outputs import OutputError, protected
 from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
@@ -163,7 +164,11 @@ def _write_reports(
         progress(0, 1, "queries")
     con = open_store(db_path)
     try:
+        # Never a page over the database, its WAL or its lake (backalley.outputs), whatever is there.
+        protected(db_path, con).check_files(out_dir, "--out", ["index.html", METRICS_FILE, "summary.md"], ["players"])
         metrics = compute(con, event, ruleset)
+    except OutputError as exc:
+        raise ReportError(str(exc)) from None
     finally:
         con.close()
     t1 = time.perf_counter()
