@@ -16,7 +16,7 @@ from typer.core import TyperCommand
 
 from backalley.batch import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
-from backalley.sources import InputFile, Item, SourceError, expand, label
+from backalley.sources import InputFile, Item, SourceError, dumps, expand, label
 from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
 from backalley.workers import WorkerDied
 
@@ -626,7 +626,7 @@ def analyze(
             for where, game in analyse_files(paths, Scope(max_cards)):
                 clean = clean and not game.error and not any(d.skipped and not d.deferred for d in game.deals)
                 if json_out:
-                    sys.stdout.buffer.write(orjson.dumps(game.as_dict()) + b"\n")
+                    sys.stdout.buffer.write(dumps(game.as_dict()) + b"\n")
                 else:
                     out.print(_analysis_text(where, game), markup=False)
         except SourceError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
@@ -14,6 +13,7 @@ from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
+from backalley.sources import dumps
 
 router = APIRouter(prefix="/api/v1")
 
@@ -75,7 +75,7 @@ def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
 async def validate(request: Request, svc: Service = Depends(reader)) -> Response:
     items = await read_items(request, svc.settings.max_record)
     found = await run_in_threadpool(svc.reports, items)
-    return Response(b"".join(orjson.dumps(r) + b"\n" for r in found), media_type=NDJSON)
+    return Response(b"".join(dumps(r) + b"\n" for r in found), media_type=NDJSON)
 
 
 @router.post(
@@ -93,7 +93,7 @@ async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
         href = f"/api/v1/jobs/{job.id}"
         return JSONResponse({**job.as_dict(), "href": href}, status_code=202, headers={"Location": href})
     result = await run_in_threadpool(svc.upload, items)
-    return Response(orjson.dumps(result), media_type="application/json")
+    return Response(dumps(result), media_type="application/json")
 
 
 @router.get("/jobs/{job_id}", summary="An upload job: its progress, then its result", responses=_ERRORS)
@@ -106,7 +106,7 @@ def job(job_id: str, svc: Service = Depends(writer)) -> dict[str, Any]:
 
 def _json(found: Any) -> Response:
     """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
-    return Response(orjson.dumps(found), media_type="application/json")
+    return Response(dumps(found), media_type="application/json")
 
 
 _OBJECT: dict[int | str, dict[str, Any]] = {

@@ -54,7 +54,7 @@ from backalley.rows import (
     Built,
 )
 from backalley.service import data
-from backalley.sources import Item
+from backalley.sources import Item, dumps
 
 _G = {f: k for k, f in enumerate(GAME_FIELDS)}
 _ND, _NS = len(DEAL_INTS), len(SIDE_INTS)
@@ -267,7 +267,7 @@ def page(item: Item, built: Built, zone_name: str) -> Page | None:
     deals = {gid: rows.deals}
     count = data.deal_count(item.raw)
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
-    return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
+    return Page(raw_codec.compress(dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
 
 
 __all__ = ["Page", "ViewRows", "pack_page", "page", "unpack_page", "view_rows", "zone"]

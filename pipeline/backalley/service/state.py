@@ -30,7 +30,7 @@ from backalley.service.fresh import pack_page, unpack_page, zone
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
 from backalley.service.writer import StoredGame, Writer
-from backalley.sources import Item
+from backalley.sources import Item, dumps, parse
 from backalley.store import Store
 
 log = logging.getLogger("backalley.service")
@@ -128,10 +128,10 @@ class Service:
 
         def load(gid: str) -> bytes | None:
             found = data.game(cur, gid, self.record_text)
-            return None if found is None else orjson.dumps(found)
+            return None if found is None else dumps(found)
 
         text = self._kept(self.games, game_id, load)
-        return None if text is None else dict(orjson.loads(text))
+        return None if text is None else dict(parse(text)[0])  # (exact: an integer beyond 64 bits stays one)
 
     def trick_winners(self, cur: duckdb.DuckDBPyConnection, game_id: str) -> data.Winners:
         """A stored game's trick winners (:data:`backalley.service.data.WinnersOf`), from memory when it can."""
