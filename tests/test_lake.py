@@ -441,3 +441,111 @@ def test_cli_attach_refuses_an_ingested_store(client: Any, tmp_path: Path) -> No
     ingest(sample, store)
     result = runner.invoke(app, ["attach", str(tmp_path / "lake"), "--db", str(store)])
     assert result.exit_code == 2 and "attach a lake to a new file" in result.output
+
+
+# --- issue 29: the lake touches only its own tables; a damaged lake or one of another schema is refused
+
+
+@pytest.fixture(scope="module")
+def small_lake(client: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake of the three sample games (copied by each test that damages it)."""
+    uri = tmp_path_factory.mktemp("small") / "lake"
+    in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, client)
+    return uri
+
+
+def damaged(small_lake: Path, tmp_path: Path, damage: Callable[[Path], None]) -> Path:
+    import shutil
+
+    copy = tmp_path / "lake"
+    shutil.copytree(small_lake, copy)
+    damage(copy)
+    return copy
+
+
+def attach_fails(uri: Path, db: Path, *words: str) -> str:
+    result = runner.invoke(app, ["attach", str(uri), "--db", str(db)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+    for word in words:
+        assert word in result.stderr
+    assert not db.exists() and not db.with_name(db.name + ".wal").exists()  # no empty store left behind
+    return result.stderr
+
+
+def test_ingest_lake_leaves_a_foreign_table_in_the_folder_alone(client: Any, tmp_path: Path) -> None:
+    from deltalake import DeltaTable, write_deltalake
+
+    pa = pytest.importorskip("pyarrow")
+    uri = tmp_path / "lake"
+    write_deltalake(str(uri / "sales"), pa.table({"item": ["a", "b", "c"], "price": [1, 2, 3]}))
+    for _ in range(2):  # the first run restores nothing; the second neither
+        run = in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, client)
+        assert run.restored == []
+    assert DeltaTable(str(uri / "sales")).to_pyarrow_table().num_rows == 3
+
+
+def first_file(uri: Path, table: str) -> Path:
+    return next((uri / table).glob("*.parquet"))
+
+
+def rewrite(path: Path, change: Callable[[Any], Any]) -> None:
+    import pyarrow.parquet as pq
+
+    pq.write_table(change(pq.read_table(path)), path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda u: first_file(u, "g_deals").unlink(), ["g_deals", "files named by its Delta log are missing"]),
+        (lambda u: (u / "g_games" / "_delta_log" / f"{1:020d}.json").write_bytes(b""), ["commit 1", "is empty"]),
+        (lambda u: (u / "g_games" / "_delta_log" / f"{1:020d}.json").unlink(), ["g_games", "commits", "missing"]),
+        (lambda u: (u / "g_bids" / "_delta_log" / f"{0:020d}.json").unlink(), ["commit 0", "missing"]),
+        (lambda u: __import__("shutil").rmtree(u / "g_games" / "_delta_log"), ["g_games", "_delta_log"]),
+        (lambda u: __import__("shutil").rmtree(u / "partitions" / "_delta_log"), ["partitions", "no Delta log"]),
+    ],
+    ids=[
+        "parquet-file",
+        "emptied-commit",
+        "deleted-last-commit",
+        "deleted-first-commit",
+        "delta-log",
+        "partitions-log",
+    ],
+)
+def test_attach_refuses_a_damaged_lake(
+    small_lake: Path, tmp_path: Path, damage: Callable[[Path], None], words: list[str]
+) -> None:
+    attach_fails(damaged(small_lake, tmp_path, damage), tmp_path / "a.duckdb", "damaged", *words)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda t: t.drop_columns(["player_n"]), ["g_games", "lacks column player_n", "another version"]),
+        (lambda t: t.append_column("novel", t.column(0)), ["unknown column novel"]),
+        (
+            lambda t: t.set_column(t.schema.get_field_index("player_n"), "player_n", t["player_n"].cast("binary")),
+            ["player_n is BLOB, not VARCHAR"],
+        ),
+    ],
+    ids=["missing-column", "extra-column", "other-type"],
+)
+def test_attach_refuses_a_lake_of_another_schema(
+    small_lake: Path, tmp_path: Path, change: Callable[[Any], Any], words: list[str]
+) -> None:
+    uri = damaged(small_lake, tmp_path, lambda u: rewrite(first_file(u, "g_games"), change))
+    attach_fails(uri, tmp_path / "a.duckdb", *words)
+
+
+def test_ingest_into_a_lake_missing_a_file_fails_clearly(client: Any, small_lake: Path, tmp_path: Path) -> None:
+    uri = damaged(small_lake, tmp_path, lambda u: first_file(u, "g_tricks").unlink())
+    before = sorted(p.relative_to(uri) for p in uri.rglob("*"))
+    address = client.scheduler.address.removeprefix("tcp://")
+    result = runner.invoke(
+        app, ["ingest", "--cluster", f"dask://{address}", "--lake", str(uri), str(ROOT / "data" / "sample")]
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "g_tricks" in result.stderr and "missing" in result.stderr
+    assert sorted(p.relative_to(uri) for p in uri.rglob("*")) == before  # nothing written

@@ -263,3 +263,57 @@ def test_fast_and_full_paths_agree_on_random_edits(path: tuple[Any, ...], value:
     raw = json.dumps(rec).encode()
     assert (fast_decode(raw) is not None) == pydantic_accepts(rec)
     assert check(raw).report("s", None) == replay(parse(raw)[0]).report("s", None)
+
+
+# --- issue 29: integers of any size, and duplicate keys, on both paths ------------------------
+
+MARK = 987654321987
+
+
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        (("deals", 0, "bids", 1, "bid"), "BID_RANGE"),
+        (("deals", 0, "number"), "SCHEMA"),
+        (("format_version",), "SCHEMA"),
+        (("final_score", "NS"), "FINAL_SCORE_MISMATCH"),
+    ],
+)
+@pytest.mark.parametrize("digits", ["9" * 5000, "-" + "1" * 5000, "2" + "0" * 18, "1" + "0" * 30])
+def test_a_huge_integer_is_a_number_on_both_paths(path: tuple[Any, ...], code: str, digits: str) -> None:
+    raw = json.dumps(set_path(BASE, path, MARK)).encode().replace(str(MARK).encode(), digits.encode())
+    value, error = parse(raw)
+    assert error is None  # a number, never "not JSON"
+    # The fast decoder never accepts what pydantic refuses; an integer too long for it is left to pydantic.
+    fast = fast_decode(raw) is not None
+    assert fast == pydantic_accepts(value) if len(digits) <= 19 else not fast or pydantic_accepts(value)
+    result = check(raw)
+    where = "/" + "/".join(map(str, path))
+    assert code in [v.code for v in result.violations if where in (v.path, v.path + "/NS")]
+    assert "JSON" not in [v.code for v in result.violations]
+    assert result.report("s", 1) == replay(value).report("s", 1)
+
+
+def duplicated(raw: bytes, key: bytes, first: bytes) -> bytes:
+    """``raw`` with ``"key": first`` written before the first ``"key":`` (so the original value is the last)."""
+    at = raw.index(b'"' + key + b'":')
+    return raw[:at] + b'"' + key + b'": ' + first + b", " + raw[at:]
+
+
+@pytest.mark.parametrize(
+    ("key", "first"),
+    [
+        (b"game_id", b'"first-id"'),  # top level
+        (b"N", b'"Zed"'),  # nested: players
+        (b"dealer", b'"E"'),  # nested: the first deal
+        (b"seat", b'"W"'),  # nested deeper: the first bid
+    ],
+)
+def test_duplicate_keys_the_last_one_counts_on_both_paths(key: bytes, first: bytes) -> None:
+    raw = json.dumps(BASE).encode()
+    dup = duplicated(raw, key, first)
+    assert dup != raw and dup.count(b'"' + key + b'":') == raw.count(b'"' + key + b'":') + 1
+    fast, full = fast_decode(dup), GameRecord.model_validate(parse(dup)[0])
+    assert fast is not None
+    assert fast == fast_decode(raw) and full == GameRecord.model_validate(BASE)  # the value given last, both paths
+    assert check(dup).report("s", 1) == check(raw).report("s", 1) == replay(parse(dup)[0]).report("s", 1)

@@ -475,6 +475,9 @@ def test_a_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "in use by another process" in result.stderr
         result = CliRunner().invoke(app, ["query", "SELECT 1", "--db", str(db)])
         assert result.exit_code == 2 and "in use by another process" in result.stderr
+        result = CliRunner().invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "r")])
+        assert result.exit_code == 2 and "in use by another process" in result.stderr  # not DuckDB's lock text
+        assert "Conflicting lock" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     finally:
         holder.kill()
         holder.wait()

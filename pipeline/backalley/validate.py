@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import functools
 import gc
-import json
 import os
 import sys
 import threading
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from backalley.records.fast import fast_decode_any
-from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, parse, read_file, read_span, spans
+from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, dumps, parse, read_file, read_span, spans
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.workers import ordered_map
 
@@ -197,10 +196,7 @@ def _templates(sides: tuple[str, ...]) -> tuple[bytes, bytes]:
 
 def report_json(report: dict[str, Any]) -> bytes:
     """A report as one line of JSON; an integer of any size is written as it is (JSON has no limit)."""
-    try:
-        return orjson.dumps(report)
-    except orjson.JSONEncodeError:  # orjson stops at 64 bits; a bid of 10**30 scores beyond them
-        return json.dumps(report, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return dumps(report)  # orjson stops at 64 bits; a bid of 10**30 scores beyond them
 
 
 @dataclass(slots=True)

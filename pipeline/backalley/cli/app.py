@@ -17,7 +17,7 @@ from typer.core import TyperCommand
 
 from backalley.cli import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
-from backalley.records.sources import InputFile, Item, SourceError, expand, label
+from backalley.records.sources import InputFile, Item, SourceError, dumps, expand, label
 from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
 from backalley.workers import WorkerDied
 
@@ -314,9 +314,15 @@ def simulate(
         str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
     ] = "",
 ) -> None:
-    """Play complete, legal games between bots and write them as JSON Lines."""
+    """Play complete, legal games between bots and write them as JSON Lines.
+
+    The --out file is replaced if it exists, unless it is the database ($BACKALLEY_DB or
+    data/backalley.duckdb), its WAL or its lake: those are never written.
+    """
     from backalley.rules import RulesetError, find_ruleset
     from backalley.simulate import write_games
+    from backalley.store.database import default_db
+    from backalley.store.outputs import OutputError, protected
 
     try:
         rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
@@ -324,6 +330,10 @@ def simulate(
         raise fail(str(exc)) from None
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    try:
+        protected(default_db()).check_file(out_file, "--out")
+    except OutputError as exc:
+        raise fail(str(exc)) from None
     try:
         out_file.parent.mkdir(parents=True, exist_ok=True)
         with progress_bar("simulating", show=sys.stderr.isatty(), of_total=True) as bar:
@@ -621,7 +631,7 @@ def analyze(
             for where, game in analyse_files(paths, Scope(max_cards)):
                 clean = clean and not game.error and not any(d.skipped and not d.deferred for d in game.deals)
                 if json_out:
-                    sys.stdout.buffer.write(orjson.dumps(game.as_dict()) + b"\n")
+                    sys.stdout.buffer.write(dumps(game.as_dict()) + b"\n")
                 else:
                     out.print(_analysis_text(where, game), markup=False)
         except SourceError as exc:
@@ -930,24 +940,25 @@ def raw(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.", show_default=False)
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Overwrite the --output file if it exists (never the database, its WAL or lake)."),
+    ] = False,
 ) -> None:
     """Write the exact bytes a stored game was read from (its line or file, as ingested) to stdout or a file.
 
     Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
     """
     from backalley.store.database import StoreError, default_db, read_raw
+    from backalley.store.outputs import write_raw
 
+    db_path = db if db is not None else default_db()
     try:
-        data = read_raw(db if db is not None else default_db(), game_id)
-        if output is None:
-            sys.stdout.buffer.write(data)
-            sys.stdout.buffer.flush()
-        else:
-            with output.open("wb" if force else "xb") as fh:
-                fh.write(data)
-    except FileExistsError:
-        raise fail(f"{printable(output)}: already exists (use --force to overwrite it)") from None
+        if output is not None:
+            write_raw(db_path, game_id, output, force=force)
+            return
+        sys.stdout.buffer.write(read_raw(db_path, game_id))
+        sys.stdout.buffer.flush()
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
 

@@ -79,6 +79,36 @@ EXTENSIONS = (".json", ".jsonl")
 _LONG_NUMBER = re.compile(rb"\d{19,}")
 
 
+#: Digits of the longest integer read exactly.  Converting decimal text to an ``int`` takes time
+#: quadratic in its length (Python refuses more than 4,300 digits by default, and no fewer than 640
+#: can be configured); no field of the format needs more than 20.
+MAX_INT_DIGITS = 640
+#: What an integer of more digits is read as, with its sign: a number of :data:`MAX_INT_DIGITS`
+#: digits, as far beyond every bound of the format as the one written, so that the rule it breaks
+#: is reported at its path (docs/record-format.md).
+HUGE_INT: int = 10 ** (MAX_INT_DIGITS - 1)
+
+
+def _parse_int(text: str) -> int:
+    """A JSON integer: exact up to :data:`MAX_INT_DIGITS` digits, else ``±HUGE_INT``."""
+    if len(text) <= MAX_INT_DIGITS:
+        return int(text)
+    return -HUGE_INT if text.startswith("-") else HUGE_INT
+
+
+def dumps(value: Any) -> bytes:
+    """``value`` as JSON: orjson, or the standard library for an integer beyond orjson's 64 bits.
+
+    Numbers in a record may be of any size (JSON has no limit): a bid of 10**30 is
+    reported, stored and shown, and every answer written from a record's values goes
+    through here.
+    """
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -102,7 +132,7 @@ def parse(raw: bytes) -> tuple[Any, str | None]:
     if not text.strip():
         return None, "empty input: no JSON value"
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=_parse_int)
         return (None, _LONE_SURROGATE_ERROR) if _has_lone_surrogate(value) else (value, None)
     except json.JSONDecodeError as exc:
         return None, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"

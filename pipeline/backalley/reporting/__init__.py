@@ -21,6 +21,7 @@ from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, pag
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 from backalley.store.database import one_line
+from backalley.store.outputs import OutputError, protected
 from backalley.workers import pool_errors
 
 #: Called as progress(done, total, what) while pages are written.
@@ -163,7 +164,11 @@ def _write_reports(
         progress(0, 1, "queries")
     con = open_store(db_path)
     try:
+        # Never a page over the database, its WAL or its lake (backalley.store.outputs), whatever is there.
+        protected(db_path, con).check_files(out_dir, "--out", ["index.html", METRICS_FILE, "summary.md"], ["players"])
         metrics = compute(con, event, ruleset)
+    except OutputError as exc:
+        raise ReportError(str(exc)) from None
     finally:
         con.close()
     t1 = time.perf_counter()

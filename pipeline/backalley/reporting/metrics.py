@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from backalley.store.database import StoreError, check_readable, one_line, quiet
+from backalley.store.database import StoreError, check_readable, connect, one_line
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200
@@ -207,15 +207,9 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
         raise ReportError(f"no database at {db_path}")
     try:
         spill = Path(tempfile.gettempdir()) / f"backalley-report-{os.getpid()}"
-        con = quiet(
-            duckdb.connect(
-                str(db_path),
-                read_only=True,
-                config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)},
-            )
-        )
-    except duckdb.Error as exc:
-        raise ReportError(f"{db_path}: cannot open: {one_line(exc)}") from None
+        con = connect(db_path, config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)})
+    except StoreError as exc:  # in use by a writer (ingest, serve), not a database: said as query says it
+        raise ReportError(str(exc)) from None
     try:
         names = {
             str(r[0])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import orjson
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
+from backalley.records.sources import dumps
 from backalley.service import data
 from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
@@ -105,7 +105,7 @@ async def validate(request: Request, svc: Service = Depends(validator)) -> Respo
     if len(items) > most:
         raise Problem(413, f"{len(items):,} records: a validation takes at most {most:,}; send them in parts")
     found = await run_in_threadpool(svc.reports, items)
-    answer = b"".join(orjson.dumps(r) + b"\n" for r in cap_violations(found, svc.settings.validate_max_violations))
+    answer = b"".join(dumps(r) + b"\n" for r in cap_violations(found, svc.settings.validate_max_violations))
     if len(answer) > svc.settings.validate_max_answer:
         raise Problem(
             413,
@@ -157,7 +157,7 @@ async def upload(request: Request, svc: Service = Depends(writer)) -> Response:
     result = await run_in_threadpool(svc.upload, items)
     if result["too_large"]:
         raise Problem(413, too_large_detail(result["too_large"], svc.settings.max_record), **result)
-    return Response(orjson.dumps(result), media_type="application/json")
+    return Response(dumps(result), media_type="application/json")
 
 
 def too_large_detail(where: list[str], limit: int) -> str:
@@ -187,7 +187,7 @@ def job(job_id: str, svc: Service = Depends(writer)) -> Response:
 
 def _json(found: Any) -> Response:
     """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
-    return Response(orjson.dumps(found), media_type="application/json")
+    return Response(dumps(found), media_type="application/json")
 
 
 @router.get(

@@ -18,7 +18,7 @@ import msgspec
 import orjson
 
 from backalley.cards import SEATS
-from backalley.records.sources import parse
+from backalley.records.sources import dumps, parse
 from backalley.store.outcomes import GameFigures, among_ids, games_figures, page_sides
 
 if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
@@ -44,7 +44,7 @@ SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
 def card_text(card: Any) -> str:
     """A card for people: ``10♥``, ``A♠``, ``LJ``; anything that is not a card name, as it is."""
-    name = card if isinstance(card, str) else orjson.dumps(card).decode()
+    name = card if isinstance(card, str) else dumps(card).decode()
     if len(name) == 2 and name[1] in SUIT_SYMBOLS and name[0] in "23456789TJQKA":
         return ("10" if name[0] == "T" else name[0]) + SUIT_SYMBOLS[name[1]]
     return name
@@ -222,7 +222,7 @@ class DealView:
 
 
 def _text(v: Any) -> str:
-    return v if isinstance(v, str) else ("" if v is None else orjson.dumps(v).decode())
+    return v if isinstance(v, str) else ("" if v is None else dumps(v).decode())
 
 
 def _seat_map(v: Any) -> dict[str, Any]:

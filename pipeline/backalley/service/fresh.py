@@ -40,7 +40,7 @@ from zoneinfo import ZoneInfo
 import orjson
 
 from backalley.cards import NO_TRUMP
-from backalley.records.sources import Item
+from backalley.records.sources import Item, dumps
 from backalley.service import data
 from backalley.store import raw as raw_codec
 from backalley.store.outcomes import deal_lines, figures_from_rows
@@ -267,7 +267,7 @@ def page(item: Item, built: Built, zone_name: str) -> Page | None:
     deals = {gid: rows.deals}
     count = data.deal_count(item.raw)
     game = data.games_from_rows(rows.games, deals, rows.violations, figures, lambda _gid: count)[gid]
-    return Page(raw_codec.compress(orjson.dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
+    return Page(raw_codec.compress(dumps(game)), raw_codec.compress(data.winners_json(rows.winners)))
 
 
 __all__ = ["Page", "ViewRows", "pack_page", "page", "unpack_page", "view_rows", "zone"]

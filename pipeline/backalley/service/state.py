@@ -28,7 +28,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
-from backalley.records.sources import Item
+from backalley.records.sources import Item, dumps, parse
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
@@ -181,12 +181,12 @@ class Service:
 
         def load(gid: str) -> bytes | None:
             found = data.game(cur, gid, self.record_text)
-            return None if found is None else orjson.dumps(found)
+            return None if found is None else dumps(found)
 
         text = self._kept(self.games, game_id, load)
         if text is None:
             return None
-        found = dict(orjson.loads(text))
+        found = dict(parse(text)[0])  # (exact: an integer beyond 64 bits stays one)
         if isinstance(found.get("source"), str):
             found["source"] = public_name(found["source"])
         return found

@@ -981,9 +981,15 @@ def _connect(path: Path, read_only: bool, config: dict[str, Any] | None = None) 
     return con
 
 
-def connect(path: Path | str, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """A plain DuckDB connection to a database, with backalley's SQL functions (:func:`register_functions`)."""
-    return _connect(Path(path), read_only)
+def connect(
+    path: Path | str, *, read_only: bool = True, config: dict[str, Any] | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A plain DuckDB connection to a database, with backalley's SQL functions (:func:`register_functions`).
+
+    Raises :class:`StoreLockedError` when another process writes the database, and
+    :class:`StoreError` when it cannot be opened.
+    """
+    return _connect(Path(path), read_only, config)
 
 
 def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -1398,8 +1404,9 @@ def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any
         if not force:
             raise StoreError(f"{out_dir}: not empty (use --force to replace an earlier export)")
         check_earlier_export(out_dir)
-    if store.path.resolve().is_relative_to(out_dir.resolve()):
-        raise StoreError(f"{out_dir}: holds the database {store.path}; export to another folder")
+    from backalley.store.outputs import protected  # it reads what this module defines
+
+    protected(store.path, store.con).check_tree(out_dir, "export to")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     for left in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-*"):  # what a killed export left
         if left.name.startswith((f".{out_dir.name}.partial-", f".{out_dir.name}.old-")) and not left.is_symlink():

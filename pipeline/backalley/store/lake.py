@@ -43,12 +43,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from backalley.records import sources
 from backalley.records.sources import InputFile, Item, expand, range_items, read_file
-from backalley.store.database import LAKE_KEY, Store, create_views, one_line
+from backalley.store.database import LAKE_KEY, NARROW_TABLES, SCHEMA_VERSION, Store, create_views, one_line
 from backalley.store.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
 from backalley.validate import MAX_RECORD_BYTES
 
@@ -56,6 +57,10 @@ from backalley.validate import MAX_RECORD_BYTES
 INSTALL_HINT = "pip install 'backalley[cluster]'"
 #: A ``.jsonl`` file larger than this is cut into byte ranges of about this size (one task each).
 PARTITION_BYTES = 32 * 1024 * 1024
+#: The Delta tables of the rows (the store's base tables, :func:`backalley.store.tables.game_tables`, and
+#: ``rejects``): with :data:`PARTITIONS` and :data:`RUNS`, the only tables in the lake's folder an
+#: ingest writes, restores or reads; any other table there is left alone.
+DATA_TABLES = (*NARROW_TABLES, "rejects")
 #: The Delta table of committed partitions (the commit marker), and that of the ingest runs.
 PARTITIONS = "partitions"
 RUNS = "ingest_runs"
@@ -385,8 +390,127 @@ class Lake:
         root = Path(self.uri)
         if not root.is_dir():
             return []
-        return sorted(
-            p.name for p in root.iterdir() if (p / "_delta_log").is_dir() and p.name not in (PARTITIONS, RUNS)
+        # Only the lake's own tables: a Delta table of any other name in the folder is someone else's.
+        return [name for name in DATA_TABLES if (root / name / "_delta_log").is_dir()]
+
+    def check(self) -> dict[str, list[str]]:
+        """Each table the committed partitions name (and the runs table), with its files; or :class:`LakeError`.
+
+        The lake must be whole and of the schema this version writes: every Delta log
+        present with no commit missing or emptied and at least at the version the committed
+        partitions recorded, every file its log names present, every table with the store's
+        columns and types (:func:`_check_columns`).  A damaged lake is an error, never an
+        empty result; nothing is changed.
+        """
+        self._check_partitions_log()
+        committed: dict[str, int] = {}
+        for row in self.partitions():
+            for name, version in json.loads(row["versions"]).items():
+                committed[name] = max(committed.get(name, -1), int(version))
+        names = list(committed) + ([RUNS] if self._has_log(RUNS) else [])
+        found: dict[str, list[str]] = {}
+        with Store.memory() as expected:
+            for name in names:
+                dt = self._intact(name, committed.get(name))
+                files = [f.removeprefix("file://") for f in dt.file_uris()]
+                if self.local:
+                    missing = [f for f in files if not os.path.isfile(f)]
+                    if missing:
+                        raise LakeError(
+                            f"{self.table_uri(name)}: {len(missing)} of its files named by its Delta log are missing "
+                            f"(first: {os.path.basename(missing[0])}); the lake is damaged"
+                        )
+                _check_columns(expected, self.table_uri(name), name, files)
+                found[name] = files
+        return found
+
+    def _has_log(self, name: str) -> bool:
+        if self.local:
+            return (Path(self.uri) / name / "_delta_log").is_dir()
+        return self.table(name) is not None
+
+    def _check_partitions_log(self) -> None:
+        """The commit marker's own log must be whole, and present wherever the lake's tables are."""
+        if self._has_log(PARTITIONS):
+            self._intact(PARTITIONS, None)
+        elif self.local and any(self._has_log(name) for name in DATA_TABLES):
+            raise LakeError(
+                f"{self.table_uri(PARTITIONS)}: no Delta log, yet the lake has tables: the lake is damaged "
+                "(its committed partitions cannot be known)"
+            )
+
+    def _intact(self, name: str, committed: int | None) -> Any:
+        """The Delta table ``name`` opened, after checking its log (see :meth:`check`)."""
+        where = self.table_uri(name)
+        if self.local:
+            _check_log(Path(where) / "_delta_log", where)
+        try:
+            dt = self.deltalake.DeltaTable(where, storage_options=self.storage_options)
+        except Exception as exc:  # deltalake's errors (TableNotFoundError, DeltaError, …) are many
+            raise LakeError(f"{where}: cannot read its Delta log: {one_line(exc)}; the lake is damaged") from None
+        if committed is not None and dt.version() < committed:
+            raise LakeError(
+                f"{where}: at version {dt.version()}, but a committed partition names version {committed}: "
+                "commits of its Delta log are missing; the lake is damaged"
+            )
+        return dt
+
+
+_COMMIT = re.compile(r"^(\d{20})\.json$")
+_CHECKPOINT = re.compile(r"^(\d{20})\.checkpoint(\..*)?\.parquet$")
+
+
+def _check_log(log: Path, where: str) -> None:
+    """A local Delta log: present, and every commit since the last checkpoint present and not empty."""
+    if not log.is_dir():
+        raise LakeError(f"{where}: its Delta log (_delta_log) is missing; the lake is damaged")
+    commits: dict[int, int] = {}
+    checkpoints = [-1]
+    for entry in os.scandir(log):
+        if m := _COMMIT.match(entry.name):
+            commits[int(m.group(1))] = entry.stat().st_size
+        elif m := _CHECKPOINT.match(entry.name):
+            checkpoints.append(int(m.group(1)))
+    if not commits and max(checkpoints) < 0:
+        raise LakeError(f"{where}: its Delta log holds no commit; the lake is damaged")
+    last = max(commits, default=max(checkpoints))
+    start = max(c for c in checkpoints if c <= last) + 1
+    for v in range(start, last + 1):
+        if v not in commits:
+            raise LakeError(f"{where}: commit {v} of its Delta log is missing; the lake is damaged")
+        if commits[v] == 0:
+            raise LakeError(f"{where}: commit {v} of its Delta log is empty; the lake is damaged")
+
+
+def _check_columns(expected: Store, where: str, name: str, files: list[str]) -> None:
+    """The files of ``name`` have the store's columns and types (the game key 64-bit): else :class:`LakeError`."""
+    want = {c: GAME_KEY_TYPE if c == GAME_KEY else t for c, t in _columns(expected, name)}
+    if not want:
+        raise LakeError(f"{where}: a table this version of backalley does not know; the lake was written by another")
+    if not files:
+        return
+    con = expected.con
+    try:
+        per_file = con.execute("SELECT file_name, list(name) FROM parquet_schema(?) GROUP BY ALL", [files]).fetchall()
+        have = {
+            str(r[0]): str(r[1])
+            for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?, union_by_name = true)", [files]).fetchall()
+        }
+    except duckdb.Error as exc:
+        raise LakeError(f"{where}: cannot read its files: {one_line(exc)}") from None
+    for file, names in per_file:
+        lacking = [c for c in want if c not in names]
+        if lacking:
+            raise LakeError(
+                f"{where}: {os.path.basename(str(file))} lacks column {', '.join(lacking)} of schema version "
+                f"{SCHEMA_VERSION}; the lake was written by another version of backalley"
+            )
+    extra = [c for c in have if c not in want]
+    wrong = [f"{c} is {have[c]}, not {t}" for c, t in want.items() if have[c] != t]
+    if extra or wrong:
+        what = "; ".join([*(f"unknown column {c}" for c in extra), *wrong])
+        raise LakeError(
+            f"{where}: {what} (schema version {SCHEMA_VERSION}); the lake was written by another version of backalley"
         )
 
 
@@ -607,6 +731,7 @@ def ingest(
     t0 = time.perf_counter()
     parts = plan(expand(paths), partition_bytes)
     lake = Lake(lake_uri, storage_options)
+    lake.check()  # a damaged lake, or one of another schema, is refused before anything is written
     restored = lake.recover()
     done = {row["partition_key"]: row for row in lake.partitions()}
     index = _Index.for_lake(lake)
@@ -770,23 +895,29 @@ def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None
     with every commit.
     """
     lake = Lake(lake_uri, storage_options)
-    names = lake.table_names()
-    if not names:
+    found = lake.check()
+    if not found:
         raise LakeError(f"{lake_uri}: no lake here (no committed partition; run `backalley ingest --lake` first)")
-    with Store.open(db) as store:
-        _check_attachable(store)
-        counts: dict[str, int] = {}
-        with store.atomic():
-            for name in names:
-                dt = lake.table(name)
-                files = [] if dt is None else [f.removeprefix("file://") for f in dt.file_uris()]
-                if _columns(store, name) and files:
-                    _view(store, name, files)
-                    counts[name] = len(files)
-            create_views(store.con)
-            store.con.execute("DELETE FROM meta WHERE key = ?", [LAKE_KEY])
-            if lake.local:
-                store.con.execute("INSERT INTO meta VALUES (?, ?)", [LAKE_KEY, lake.uri + "/"])
+    target = Path(db)
+    created = not target.exists()
+    try:
+        with Store.open(target) as store:
+            _check_attachable(store)
+            counts: dict[str, int] = {}
+            with store.atomic():
+                for name, files in found.items():
+                    if files:
+                        _view(store, name, files)
+                        counts[name] = len(files)
+                create_views(store.con)
+                store.con.execute("DELETE FROM meta WHERE key = ?", [LAKE_KEY])
+                if lake.local:
+                    store.con.execute("INSERT INTO meta VALUES (?, ?)", [LAKE_KEY, lake.uri + "/"])
+    except BaseException:
+        if created:  # no empty store left behind
+            for p in (target, target.with_name(target.name + ".wal")):
+                p.unlink(missing_ok=True)
+        raise
     return counts
 
 
@@ -810,11 +941,8 @@ def _columns(store: Store, name: str) -> list[tuple[str, str]]:
 def _view(store: Store, name: str, files: list[str]) -> None:
     """Replace the table (or view) ``name`` by a view over these Parquet files, with the store's columns and types."""
     con = store.con
-    columns = _columns(store, name)
-    sources = "read_parquet(?, union_by_name = true)"
-    have = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {sources}", [files]).fetchall()}
-    types = {c: GAME_KEY_TYPE if c == GAME_KEY else t for c, t in columns}
-    select = ", ".join(f"CAST({_quote(c) if c in have else 'NULL'} AS {t}) AS {_quote(c)}" for c, t in types.items())
+    types = {c: GAME_KEY_TYPE if c == GAME_KEY else t for c, t in _columns(store, name)}
+    select = ", ".join(f"CAST({_quote(c)} AS {t}) AS {_quote(c)}" for c, t in types.items())
     listed = "[" + ", ".join(_literal(f) for f in files) + "]"
     kind = con.execute(
         "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main'"

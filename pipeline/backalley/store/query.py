@@ -27,7 +27,8 @@ import duckdb
 import pyarrow as pa
 
 from backalley.display import printable
-from backalley.store.database import QueryError, Store, StoreError, quiet
+from backalley.store.database import QueryError, Store, quiet
+from backalley.store.outputs import OutputError, protected
 
 #: DuckDB's memory cap for a query: fits a 2-core, 4 GB machine with room to spare.
 QUERY_MEMORY_LIMIT = "1GB"
@@ -52,17 +53,10 @@ COPY_OPTIONS = {
 }
 
 
-class OutputError(StoreError):
-    """An ``--out`` file that must not be written."""
-
-
 def check_out(out: Path, db: Path, force: bool) -> None:
-    """Refuse an output path that is the database or its WAL (always), a folder, or an existing file (unless ``force``)."""
-    target = out.resolve()
-    for what, p in (("the database", db), ("the write-ahead log of the database", db.with_name(db.name + ".wal"))):
-        same = p.exists() and out.exists() and os.path.samefile(out, p)
-        if same or target == p.resolve():
-            raise OutputError(f"{out}: is {what} being queried; write the result to another file")
+    """Refuse an output path that is the database, its WAL or in its lake (always, :mod:`backalley.store.outputs`),
+    a folder, or an existing file (unless ``force``)."""
+    protected(db).check_file(out, "--out")
     if out.is_dir():
         raise OutputError(f"{out}: is a folder; --out takes a file name")
     if (out.exists() or out.is_symlink()) and not force:
