@@ -195,9 +195,9 @@ def test_huge_bids_crash_nothing_in_the_service(tmp_path: Path) -> None:
     ids = [f"h{k}" for k in range(len(HUGE))]
     body = "".join(line + "\n" for line in huge_records(ids)).encode()
     ndjson = {"content-type": "application/x-ndjson"}
-    app_ = create_app(Settings(db=tmp_path / "s.duckdb", tokens=frozenset({token})))
+    app_ = create_app(Settings(db=tmp_path / "s.duckdb", tokens=frozenset({token}), allowed_hosts=("testserver",)))
     with TestClient(app_, raise_server_exceptions=False) as client:
-        checked = client.post("/api/v1/validate", content=body, headers=ndjson)
+        checked = client.post("/api/v1/validate", content=body, headers={**ndjson, "Authorization": f"Bearer {token}"})
         assert checked.status_code == 200, checked.text
         assert len(checked.text.splitlines()) == len(HUGE)
         stored = client.post("/api/v1/games", content=body, headers={**ndjson, "Authorization": f"Bearer {token}"})
