@@ -64,7 +64,7 @@ def as_played(st: DealState) -> PlayedDeal:
     assert st.contracts is not None
     hands = (st.hands[0], st.hands[1], st.hands[2], st.hands[3])
     cards = [c for _, trick in st.tricks for c in trick]
-    return PlayedDeal(hands, st.trump, st.contracts.board_claimers, st.tricks[0][0], cards)
+    return PlayedDeal(hands, st.trump, st.contracts.lead_exempt, st.tricks[0][0], cards)
 
 
 def measure(deal: PlayedDeal, costs: bool, pruning: Pruning, sides: Sides = PAIRS) -> tuple[float, float, int]:
@@ -75,7 +75,7 @@ def measure(deal: PlayedDeal, costs: bool, pruning: Pruning, sides: Sides = PAIR
     else:
         nodes = 0
         for side in sides.masks()[: 1 if sides == PAIRS else 4]:
-            solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), side, pruning)
+            solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.lead_exempt), side, pruning)
             solver.value()
             nodes += solver.nodes
     return time.perf_counter() - t0, time.process_time() - c0, nodes

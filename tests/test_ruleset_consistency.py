@@ -142,3 +142,20 @@ def test_fast_tables_equal_methods(rules: Ruleset) -> None:
             if not tab.special_lead[trump][led]:
                 assert (hand & must or hand) == rules.legal_follows(hand, led, trump, pos)
         assert tab.is_trump[trump][led] == rules.is_trump(led, trump)
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=IDS)
+def test_fast_lead_and_break_tables_equal_methods(rules: Ruleset) -> None:
+    """``lead_block`` and ``breaks`` (what the C search reads) give ``legal_leads`` and ``breaks_trump``."""
+    rng = random.Random(f"lead-tables:{rules.label()}")
+    tab = rules.tables
+    deck = list(cards_of(rules.deck))
+    for _ in range(3000):
+        trump = rng.randrange(5)
+        hand = sum(1 << c for c in rng.sample(deck, rng.randint(1, 13)))
+        broken, exempt = rng.random() < 0.3, rng.random() < 0.3
+        block = tab.lead_block[trump]
+        fast = hand if broken or exempt or not hand & ~block else hand & ~block
+        assert fast == rules.legal_leads(hand, trump, broken, exempt), (trump, hand, broken, exempt)
+        cards = rng.sample(deck, 4)
+        assert bool(tab.breaks[trump] & sum(1 << c for c in cards)) == rules.breaks_trump(cards, trump)

@@ -96,7 +96,7 @@ def random_position(rng: random.Random, n: int) -> tuple[DealState, DealSolver |
         return st, None, 0
     assert st.contracts is not None and st.leader is not None
     side = rng.choice([NS, EW, 1 << rng.randrange(4)])
-    solver = DealSolver(st.hands, st.leader, SolverRules(st.trump, st.contracts.board_claimers), side)
+    solver = DealSolver(st.hands, st.leader, SolverRules(st.trump, st.contracts.lead_exempt), side)
     for _ in range(rng.randrange(4 * n)):
         card = rng.choice(list(cards_of(st.legal_plays())))
         st.play(card)
@@ -114,9 +114,7 @@ def test_matches_minimax_up_to_five_cards() -> None:
             continue
         won = sum(1 for leader, cards in st.tricks if side >> ((leader + rules.trick_winner(cards, st.trump)) & 3) & 1)
         assert st.leader is not None and st.contracts is not None
-        expected = won + minimax(
-            st.hands, st.leader, st.current, st.broken, st.trump, st.contracts.board_claimers, side
-        )
+        expected = won + minimax(st.hands, st.leader, st.current, st.broken, st.trump, st.contracts.lead_exempt, side)
         assert solver.value() == expected, (st.to_record(), side)
         checked += 1
 
@@ -183,7 +181,7 @@ def test_invariants_over_simulated_deals() -> None:
         deal = PlayedDeal(
             (hands[0], hands[1], hands[2], hands[3]),
             st.trump,
-            st.contracts.board_claimers,
+            st.contracts.lead_exempt,
             st.tricks[0][0],
             [c for _, t in st.tricks for c in t],
         )
@@ -197,7 +195,7 @@ def test_invariants_over_simulated_deals() -> None:
         # and rises by EW's, so the two sums differ by what NS could make minus what it took.
         assert cost[0] - cost[1] == ns - st.won[0]
         # EW's values are the complement: solving for EW gives the same figures.
-        ew_solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.board_claimers), EW)
+        ew_solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.lead_exempt), EW)
         assert ew_solver.value() == ew
 
 
@@ -323,7 +321,7 @@ def test_without_partnerships_each_seat_is_solved_against_the_other_three() -> N
         for leader, trick in st.tricks:
             for j, card in enumerate(trick):
                 hands[(leader + j) & 3] |= 1 << card
-        claimers = st.contracts.board_claimers
+        claimers = st.contracts.lead_exempt
         cards = [card for _, t in st.tricks for card in t]
         deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, claimers, st.tricks[0][0], cards)
         v = solve_deal(deal, sides=SEAT_SIDES)
@@ -348,7 +346,7 @@ def test_with_partnerships_each_cost_is_its_own_sides_loss() -> None:
         st = simulated_deal(rng, rng.randint(1, 5))
         assert st.contracts is not None
         hands, cards = played_hands(st)
-        claimers = st.contracts.board_claimers
+        claimers = st.contracts.lead_exempt
         deal = PlayedDeal((hands[0], hands[1], hands[2], hands[3]), st.trump, claimers, st.tricks[0][0], cards)
         v = solve_deal(deal)
         solvers = [DealSolver(hands, deal.leader, SolverRules(st.trump, claimers), side) for side in (NS, EW)]

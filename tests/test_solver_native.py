@@ -55,7 +55,7 @@ def test_c_values_are_minimax_values_up_to_five_cards() -> None:
     for _ in range(int(1000 * SCALE)):
         n = rng.randint(1, 5)
         _, c, _, side = paired_position(rng, n)
-        rest = minimax(c.hands, c.leader, c.trick, c.broken, c.rules.trump, c.rules.board_claimers, side)
+        rest = minimax(c.hands, c.leader, c.trick, c.broken, c.rules.trump, c.rules.lead_exempt, side)
         assert c.value() == c.won + rest
 
 
@@ -103,7 +103,7 @@ def test_c_costs_are_the_python_costs(sizes: tuple[int, int]) -> None:
         deal = PlayedDeal(
             (hands[0], hands[1], hands[2], hands[3]),
             st.trump,
-            st.contracts.board_claimers,
+            st.contracts.lead_exempt,
             st.tricks[0][0],
             [card for _, t in st.tricks for card in t],
         )

@@ -50,9 +50,7 @@ def test_solver_values_are_minimax_values_for_every_ruleset(rules: Ruleset) -> N
     for _ in range(int(60 * SCALE)):
         solver, side = position(rng, rules, rng.randint(1, 4), native=False)
         sr = solver.rules
-        rest = minimax(
-            solver.hands, solver.leader, solver.trick, solver.broken, sr.trump, sr.board_claimers, side, rules
-        )
+        rest = minimax(solver.hands, solver.leader, solver.trick, solver.broken, sr.trump, sr.lead_exempt, side, rules)
         assert solver.value() == solver.won + rest, (rules.label(), solver.hands, solver.rules, side)
 
 
@@ -66,7 +64,7 @@ def test_solver_legal_moves_are_the_rulesets(rules: Ruleset) -> None:
         if solver.trick:
             expected = rules.legal_follows(hand, solver.trick[0], sr.trump, len(solver.trick))
         else:
-            expected = rules.legal_leads(hand, sr.trump, solver.broken, bool(sr.board_claimers >> seat & 1))
+            expected = rules.legal_leads(hand, sr.trump, solver.broken, bool(sr.lead_exempt >> seat & 1))
         assert solver.legal() == expected
 
 
@@ -108,7 +106,7 @@ def test_lowest_trump_keeps_its_identity_in_the_transposition_table() -> None:
     hands = [sum(1 << CARD_NAMES.index(c) for c in hand.split()) for hand in names]
     sr, led = SolverRules(2, 0b0110, rules), CARD_NAMES.index("7C")
     after = [*hands[:3], hands[3] & ~(1 << led)]
-    expected = minimax(after, 3, [led], False, sr.trump, sr.board_claimers, NS, rules)
+    expected = minimax(after, 3, [led], False, sr.trump, sr.lead_exempt, NS, rules)
     for native in (False, True) if NATIVE else (False,):
         solver = DealSolver(hands, 3, sr, NS, native=native)
         solver.play(led)

@@ -86,16 +86,30 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
 
     monkeypatch.setattr(store_mod, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION == 6
+        assert s.schema_version() == store_mod.SCHEMA_VERSION == 7
         kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
     assert {kinds[t] for t in store_mod.GAME_TABLES} == {"VIEW"}
     assert {kinds[t] for t in store_mod.NARROW_TABLES} == {"BASE TABLE"}
     with store_mod.connect(db) as con:
         after = contents(con, V4_NAMES)
-        # dd_plays gained each play's value for its own side (version 6): the rest is as it was.
-        old = ", ".join(c[0] for c in before["dd_plays"][0])
-        rows = con.execute(f"SELECT {old} FROM dd_plays").fetchall()
-        after["dd_plays"] = (after["dd_plays"][0][: len(before["dd_plays"][0])], sorted(rows, key=repr))
+        # dd_plays gained each play's value for its own side (version 6), dd_deals the reason (version 7),
+        # and the pereulok and bab-online games lost their values (version 7): the rest is as it was.
+        redo = {
+            g
+            for (g,) in con.execute("SELECT game_id FROM games WHERE ruleset IN ('pereulok', 'bab-online')").fetchall()
+        }
+        assert (
+            redo
+            and not con.execute(
+                "SELECT count(*) FROM dd_deals WHERE game_id IN (SELECT game_id FROM games WHERE ruleset <> 'standard')"
+            ).fetchall()[0][0]
+        )
+        for name in ("dd_plays", "dd_deals"):
+            old = ", ".join(c[0] for c in before[name][0])
+            rows = con.execute(f"SELECT {old} FROM {name}").fetchall()
+            after[name] = (after[name][0][: len(before[name][0])], sorted(rows, key=repr))
+            kept = [row for row in before[name][1] if row[0] not in redo]
+            before[name] = (before[name][0], kept)
     # Every name keeps its columns (names, types, order) and every row, the raw text included.
     for name in V4_NAMES:
         assert after[name] == before[name], name

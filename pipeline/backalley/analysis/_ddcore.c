@@ -1,7 +1,8 @@
 /* The double-dummy search of backalley.analysis.solver, in C (optional: solver.py falls back to Python).
  *
  * This file decides no rule of the game.  Every rule arrives as tables that
- * backalley.analysis.solver.SolverRules.tables() builds from the ruleset (cards are
+ * backalley.analysis.solver.SolverRules.tables() reads off the ruleset's fast tables
+ * (backalley.rules.base.FastTables, which the replay reads too; cards are
  * ints 0..53, hands are 64-bit masks):
  *
  *   follow[led]          the cards that follow a lead of `led`;
@@ -11,7 +12,7 @@
  *   winkey[led][card]    how strongly `card` bids for a trick led with `led`
  *                        (the highest key wins);
  *   lead_block           cards nobody leads while trump is unbroken, unless
- *                        exempt (board claimers) or holding nothing else;
+ *                        exempt (the deal's lead_exempt seats) or holding nothing else;
  *   breaks               a complete trick holding one of these breaks trump;
  *   suit[card]           the cards ranked with `card` (a higher index ranks higher);
  *   special              cards whose lead has a rule of its own (never merged);

@@ -84,13 +84,17 @@ class PlayedDeal:
     #: The four hands at the start of the play (after any joker swap).
     hands: tuple[int, int, int, int]
     trump: int
-    #: Seats that claimed board (bitmask).
-    board_claimers: int
+    #: Seats that may lead trump while it is unbroken (bitmask): the ruleset's ``Contracts.lead_exempt``.
+    lead_exempt: int
     leader: int
     #: Every card in play order.
     cards: list[int]
     #: The ruleset whose play rules the deal was played by.
     ruleset: Ruleset = STANDARD
+
+    def rules(self) -> SolverRules:
+        """The play rules the search plays this deal by: all the ruleset's."""
+        return SolverRules(self.trump, self.lead_exempt, self.ruleset)
 
 
 @dataclass(slots=True)
@@ -140,6 +144,9 @@ class DealAnalysis:
     skipped: str = ""
     #: Left for another run (outside ``--max-cards``, or already stored): not a fault of the deal.
     deferred: bool = False
+    #: Why the search could not follow the deal's recorded play ("" when it could): a fault of the
+    #: analysis, not of the deal (its rules and the replay's disagree).
+    error: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         v = self.values
@@ -150,6 +157,8 @@ class DealAnalysis:
         }
         if self.skipped:
             out["skipped"] = self.skipped
+        if self.error:
+            out["error"] = self.error
         return out
 
 
@@ -180,7 +189,7 @@ def played_deal(outcome: DealOutcome, ruleset: Ruleset = STANDARD) -> PlayedDeal
     return PlayedDeal(
         (hands[0], hands[1], hands[2], hands[3]),
         outcome.trump,
-        outcome.contracts.board_claimers,
+        outcome.contracts.lead_exempt,
         leader,
         list(outcome.cards),
         ruleset,
@@ -195,7 +204,7 @@ def solve_deal(
     Two complementary sides (partnerships) are one search, the second side's value
     being the rest of the tricks; otherwise each side is searched on its own.
     """
-    solver_rules = SolverRules(deal.trump, deal.board_claimers, deal.ruleset)
+    solver_rules = deal.rules()
     masks = sides.masks()
     n = deal.hands[deal.leader].bit_count()
     paired = sides.paired
@@ -284,9 +293,18 @@ def analyse_replay(
         elif n > scope.max_cards:
             game.deals.append(DealAnalysis(k, number, False, None, f"{n} cards a hand (over --max-cards)", True))
         else:
-            values = solve_deal(played_deal(outcome, ruleset), scope.pruning, sides=sides)
-            game.deals.append(DealAnalysis(k, number, False, values))
+            game.deals.append(_solved(k, number, played_deal(outcome, ruleset), scope, sides))
     return game
+
+
+def _solved(k: int, number: int, deal: PlayedDeal, scope: Scope, sides: Sides) -> DealAnalysis:
+    """One deal's analysis; a play the search cannot follow is this deal's error, never the game's."""
+    try:
+        values = solve_deal(deal, scope.pruning, sides=sides)
+    except ValueError as exc:  # IllegalPlayError, or a deal outside the C search's bounds
+        reason = f"the search cannot follow the recorded play: {exc}"
+        return DealAnalysis(k, number, False, None, reason, error=reason)
+    return DealAnalysis(k, number, False, values)
 
 
 def analyse_record(obj: Any, scope: Scope = ALL_DEALS, pairs: bool = False) -> GameAnalysis:
@@ -335,7 +353,19 @@ GROUP BY g.game_id
 ORDER BY g.game_id
 """
 
-DD_DEAL_FIELDS = ("game_id", "deal", "number", "hand_size", "analysed", "dd_ns", "dd_ew", "cost_ns", "cost_ew", "nodes")
+DD_DEAL_FIELDS = (
+    "game_id",
+    "deal",
+    "number",
+    "hand_size",
+    "analysed",
+    "dd_ns",
+    "dd_ew",
+    "cost_ns",
+    "cost_ew",
+    "nodes",
+    "reason",
+)
 DD_PLAY_FIELDS = (
     "game_id",
     "deal",
@@ -357,9 +387,14 @@ class AnalyzeSummary:
     games: int = 0
     deals: int = 0
     skipped: int = 0
+    #: Deals whose recorded play the search could not follow (each stored with its reason).
+    failed: int = 0
 
     def __str__(self) -> str:
-        return f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
+        text = f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
+        if self.failed:
+            text += f", {self.failed} deals the search could not follow (see dd_deals.reason)"
+        return text
 
 
 Rows = list[tuple[Any, ...]]
@@ -375,7 +410,7 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[Rows, Rows, Rows]:
             continue
         v = d.values
         if v is None:
-            deals.append((game_id, d.deal, d.number, None, False, None, None, None, None, None))
+            deals.append((game_id, d.deal, d.number, None, False, None, None, None, None, None, d.skipped))
             continue
         n = len(v.cards) // 4
         spent = v.lost()
@@ -386,7 +421,7 @@ def _rows(game_id: str, game: GameAnalysis) -> tuple[Rows, Rows, Rows]:
             play = (game_id, d.deal, i // 4 + 1, i % 4 + 1, SEATS[seat], card, ns[i], ns[i + 1], cost)
             plays.append((*play, own[i], own[i + 1]))
         teams = (v.dd[0], v.dd[1], spent[0], spent[1]) if v.sides.paired else (None, None, None, None)
-        deals.append((game_id, d.deal, d.number, n, True, *teams, v.nodes))
+        deals.append((game_id, d.deal, d.number, n, True, *teams, v.nodes, None))
         sides += [(game_id, d.deal, *side) for side in zip(v.sides.names, v.dd, spent, strict=True)]
     return deals, plays, sides
 
@@ -458,7 +493,8 @@ def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: A
         side_rows += sides
         summary.games += 1
         summary.deals += sum(1 for d in game.deals if d.values is not None)
-        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred)
+        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred and not d.error)
+        summary.failed += sum(1 for d in game.deals if d.error)
     with store.atomic():  # only deals without rows were solved: nothing to replace
         store.insert_batch("dd_deals", _table(DD_DEAL_FIELDS, deal_rows))
         store.insert_batch("dd_plays", _table(DD_PLAY_FIELDS, play_rows))

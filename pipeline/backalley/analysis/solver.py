@@ -43,8 +43,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from backalley.cards import NUM_CARDS, highest
-from backalley.rules import STANDARD, Ruleset
+from backalley.cards import CARD_NAMES, NUM_CARDS, SEATS, highest
+from backalley.rules import STANDARD, Contracts, Ruleset
 from backalley.rules.base import FREE, HIGHEST_TRUMP, LOWEST_TRUMP
 
 
@@ -64,24 +64,36 @@ _DDCORE: Any = _load_core()
 NATIVE = _DDCORE is not None
 
 
+class IllegalPlayError(ValueError):
+    """A card the search's rules do not allow where it was played (the search cannot follow the play)."""
+
+
 # Not ``frozen``: a frozen dataclass compiled by mypyc cannot be unpickled (analysis workers get these).
 @dataclass(slots=True)
 class SolverRules:
     """The play rules of one deal, as the search asks for them, all from the deal's ruleset.
 
-    The search never looks at a rule anywhere else: a ruleset's own leads,
-    follows (by position after the leader), trumps and trick winners reach it
-    through here only.
+    The search never looks at a rule anywhere else, and this class decides none:
+    the Python search asks the ruleset's own methods (those the engine and the
+    replay ask), the C search its fast tables (:attr:`Ruleset.tables`, those the
+    replay's hot loop reads).  Who may lead trump while it is unbroken is the
+    ruleset's answer for the deal's bidding (:attr:`Contracts.lead_exempt`), so a
+    house option reaches the search with no change here.
     """
 
     trump: int
-    #: Seats that claimed board this deal (bitmask over seats): they may lead trump at any time.
-    board_claimers: int
+    #: Seats that may lead trump while it is unbroken (bitmask): the deal's ``Contracts.lead_exempt``.
+    lead_exempt: int
     #: The record's ruleset with its options.
     ruleset: Ruleset = STANDARD
 
+    @classmethod
+    def of(cls, ruleset: Ruleset, trump: int, contracts: Contracts) -> SolverRules:
+        """The rules of a deal played with ``trump`` after a bidding that ended in ``contracts``."""
+        return cls(trump, contracts.lead_exempt, ruleset)
+
     def leads(self, hand: int, broken: bool, seat: int) -> int:
-        return self.ruleset.legal_leads(hand, self.trump, broken, bool(self.board_claimers >> seat & 1))
+        return self.ruleset.legal_leads(hand, self.trump, broken, bool(self.lead_exempt >> seat & 1))
 
     def follows(self, hand: int, led: int, pos: int) -> int:
         """The cards the follower at ``pos`` (1..3 after the leader) may play."""
@@ -97,44 +109,45 @@ class SolverRules:
 
     def trumps(self) -> int:
         """Every trump card (jokers included), 0 in a no-trump deal."""
-        return self.ruleset.trump_mask(self.trump)
+        return self.ruleset.tables.trump_mask[self.trump]
 
     def suit_of(self, card: int) -> int:
         """The cards that share ``card``'s suit for following (inside it, a higher index ranks higher)."""
-        return self.ruleset.follow_mask(card, self.trump)
+        return self.ruleset.tables.follow_by_led[self.trump][card]
 
     def special_lead(self, card: int) -> bool:
         """A card whose lead obeys a rule of its own (a Blooper): never equivalent to another."""
-        return any(self.ruleset.forced_follow(card, self.trump, pos) != FREE for pos in (1, 2, 3))
+        return self.ruleset.tables.special_lead[self.trump][card]
 
     def tables(self) -> dict[str, Any]:
-        """The rules as the C search takes them (see ``_ddcore.c``), all asked of the ruleset (memoised)."""
-        key = (self.ruleset.label(), self.trump << 4 | self.board_claimers)
+        """The rules as the C search takes them (see ``_ddcore.c``): the ruleset's fast tables (memoised)."""
+        key = (self.ruleset.label(), self.trump << 4 | self.lead_exempt)
         got = _TABLES.get(key)
-        if got is None:
-            got = _TABLES[key] = self._build_tables()
-        return got
+        if got is None or got[0] is not self.ruleset:
+            got = _TABLES[key] = (self.ruleset, self._build_tables())
+        return got[1]
 
     def _build_tables(self) -> dict[str, Any]:
-        cards = range(NUM_CARDS)
-        trump, deck, rules_ = self.trump, (1 << NUM_CARDS) - 1, self.ruleset
+        """Each of ``_ddcore.c``'s tables, read off :class:`FastTables` for this trump (no rule decided here)."""
+        tab, t = self.ruleset.tables, self.trump
         forced_code = {FREE: 0, HIGHEST_TRUMP: 1, LOWEST_TRUMP: 2}
         return {
-            "exempt": self.board_claimers,
-            "follow": [rules_.follow_mask(c, trump) for c in cards],
-            "forced": [forced_code[rules_.forced_follow(c, trump, pos)] for pos in (1, 2, 3) for c in cards],
-            "forced_pool": rules_.trump_mask(trump),
-            "winkey": [rules_.win_key(x, c, trump) for c in cards for x in cards],
-            "lead_block": deck & ~rules_.legal_leads(deck, trump, False, False),
-            "breaks": sum(1 << c for c in cards if rules_.breaks_trump([c], trump)),
-            "suit": [self.suit_of(c) for c in cards],
-            "special": sum(1 << c for c in cards if self.special_lead(c)),
-            "trumps": self.trumps(),
+            "exempt": self.lead_exempt,
+            "follow": list(tab.follow_by_led[t]),
+            "forced": [forced_code[tab.forced_by_led[t][c][pos]] for pos in (1, 2, 3) for c in range(NUM_CARDS)],
+            "forced_pool": tab.trump_mask[t],
+            "winkey": [key for row in tab.win_key_by_led[t] for key in row],
+            "lead_block": tab.lead_block[t],
+            "breaks": tab.breaks[t],
+            "suit": list(tab.follow_by_led[t]),
+            "special": sum(1 << c for c, special in enumerate(tab.special_lead[t]) if special),
+            "trumps": tab.trump_mask[t],
         }
 
 
-#: :meth:`SolverRules.tables` by ruleset, trump and board claimers (80 entries a ruleset at most).
-_TABLES: dict[tuple[str, int], dict[str, Any]] = {}
+#: :meth:`SolverRules.tables` by ruleset label, trump and exempt seats (80 entries a ruleset at most), with
+#: the ruleset they were read from (a test's ruleset may share a label).
+_TABLES: dict[tuple[str, int], tuple[Ruleset, dict[str, Any]]] = {}
 
 
 @dataclass(slots=True)
@@ -179,6 +192,7 @@ class DealSolver:
         self.side = side
         self.pruning = pruning
         self.hands = list(hands)
+        self.start_size = self.hands[leader].bit_count()
         self.remaining = 0
         self.owner = [-1] * NUM_CARDS
         for seat, hand in enumerate(self.hands):
@@ -212,12 +226,18 @@ class DealSolver:
     def to_play(self) -> int:
         return (self.leader + len(self.trick)) & 3
 
+    def tricks_done(self) -> int:
+        """Tricks complete so far."""
+        return self.start_size - self.hands[self.leader].bit_count() - (1 if self.trick else 0)
+
     def tricks_left(self) -> int:
         """Tricks not yet complete (the current one included): the cards of the player to act."""
         return self.hands[self.to_play()].bit_count()
 
     def legal(self) -> int:
-        """The cards the player to act may play, as a bitmask."""
+        """The cards the player to act may play, as a bitmask (the C search's, when it searches)."""
+        if self.core is not None:
+            return int(self.core.legal(self.hands, self.leader, self.trick, self.broken))
         seat = self.to_play()
         hand = self.hands[seat]
         if self.trick:
@@ -225,16 +245,24 @@ class DealSolver:
         return self.rules.leads(hand, self.broken, seat)
 
     def play(self, card: int) -> int | None:
-        """Play ``card`` for the player to act; returns the trick's winning seat when it completes it."""
+        """Play ``card`` for the player to act; returns the trick's winning seat when it completes it.
+
+        Raises :class:`IllegalPlayError` when the search's rules do not allow the card.
+        """
         seat = self.to_play()
-        if not self.legal() >> card & 1:
-            raise ValueError(f"card {card} is not a legal play for seat {seat}")
+        if not 0 <= card < NUM_CARDS or not self.legal() >> card & 1:
+            name = CARD_NAMES[card] if 0 <= card < NUM_CARDS else str(card)
+            raise IllegalPlayError(
+                f"{SEATS[seat]}'s {name} at trick {self.tricks_done() + 1} is not a legal play"
+                f" by the search's rules ({self.rules.ruleset.label()})"
+            )
         self.hands[seat] &= ~(1 << card)
         self.remaining &= ~(1 << card)
         self.trick.append(card)
         if len(self.trick) < 4:
             return None
-        winner = (self.leader + self.rules.winner(self.trick)) & 3
+        position = int(self.core.winner(self.trick)) if self.core is not None else self.rules.winner(self.trick)
+        winner = (self.leader + position) & 3
         self.won += self.side >> winner & 1
         self.broken = self.broken or self.rules.breaks(self.trick)
         self.leader = winner

@@ -650,6 +650,8 @@ def analyze(
     except StoreError as exc:
         raise fail(str(exc)) from None
     out.print(f"analyze: {summary}", markup=False)
+    if summary.failed:
+        raise typer.Exit(1)
 
 
 def _analysis_text(where: str, game: Any) -> str:

@@ -27,6 +27,8 @@ BOARD: Literal["board"] = "board"
 PLAYERS = 4
 #: Every trump value: a suit 0..3, or ``NO_TRUMP``.
 TRUMPS = (0, 1, 2, 3, NO_TRUMP)
+#: Every card of the largest deck, as a bitmask.
+ALL_CARDS = (1 << NUM_CARDS) - 1
 #: Forced follows after a special lead.
 FREE, HIGHEST_TRUMP, LOWEST_TRUMP = 0, 1, 2
 
@@ -92,6 +94,11 @@ class FastTables:
     special_lead: tuple[tuple[bool, ...], ...]
     #: ``forced_by_led[t][c][p]``: :meth:`Ruleset.forced_follow` of the follower at ``p`` (0 for the leader).
     forced_by_led: tuple[tuple[tuple[int, int, int, int], ...], ...]
+    #: ``lead_block[t]``: the cards :meth:`Ruleset.legal_leads` refuses while trump is unbroken to a
+    #: leader who is not exempt and holds some other card.
+    lead_block: tuple[int, ...] = ()
+    #: ``breaks[t]``: the cards whose presence in a trick breaks trump (:meth:`Ruleset.breaks_trump`).
+    breaks: tuple[int, ...] = ()
 
 
 class Ruleset:
@@ -371,6 +378,8 @@ class Ruleset:
             tuple(tuple(tuple(self.win_key(x, c, t) for x in cards) for c in cards) for t in TRUMPS),
             tuple(tuple(any(self.forced_follow(c, t, p) != FREE for p in (1, 2, 3)) for c in cards) for t in TRUMPS),
             tuple(tuple(self._forced_row(c, t) for c in cards) for t in TRUMPS),
+            tuple(ALL_CARDS & ~self.legal_leads(ALL_CARDS, t, False, False) for t in TRUMPS),
+            tuple(sum(1 << c for c in cards if self.breaks_trump([c], t)) for t in TRUMPS),
         )
 
     def _forced_row(self, led: int, trump: int) -> tuple[int, int, int, int]:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # polars is imported only when a frame is passed in (ingest d
     import polars as pl
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 #: The environment variable naming the default database.
 DB_ENV = "BACKALLEY_DB"
 DEFAULT_DB = Path("data/backalley.duckdb")
@@ -172,7 +172,8 @@ CREATE TABLE dd_deals (
     dd_ew      INTEGER,
     cost_ns    INTEGER,
     cost_ew    INTEGER,
-    nodes      BIGINT
+    nodes      BIGINT,
+    reason     VARCHAR
 )""",
     "dd_plays": """
 CREATE TABLE dd_plays (
@@ -845,12 +846,33 @@ def _dd_sides(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(step)
 
 
+#: Version 6 -> 7: ``dd_deals.reason`` (why a deal has no values), and the values of the rulesets the
+#: solver used to play by another trump-lead rule than the replay's (before version 7 it let the board
+#: claimers lead trump unbroken, where ``pereulok`` lets every seat and ``bab-online`` no seat) are
+#: deleted: their deals count as not analysed, and the next ``analyze`` solves them again.
+_REDO_DD_STEPS = (
+    "ALTER TABLE dd_deals ADD COLUMN IF NOT EXISTS reason VARCHAR",
+    # (before version 7 a deal was left unanalysed only for a rule violation; the text is analyze's)
+    "UPDATE dd_deals SET reason = 'the deal breaks a rule of play' WHERE NOT analysed AND reason IS NULL",
+    "CREATE TEMP TABLE redo AS SELECT game_id FROM g_games WHERE ruleset IN ('pereulok', 'bab-online')",
+    *(f"DELETE FROM {t} WHERE game_id IN (SELECT game_id FROM temp.redo)" for t in DD_TABLES),
+    "DROP TABLE temp.redo",
+)
+
+
+def _redo_dd(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 6 -> 7: see :data:`_REDO_DD_STEPS`."""
+    for step in _REDO_DD_STEPS:
+        con.execute(step)
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _add_api_tokens,
     2: _add_dd_tables,
     3: _add_rulesets,
     4: _narrow,
     5: _dd_sides,
+    6: _redo_dd,
 }
 
 
