@@ -73,6 +73,10 @@ CODES = (
 )
 #: The codes format 2 adds (RULESETS.md §5.1, RULESET-bab-online.md §10.1).
 CODES_V2 = ("TRUMP", "NOT_IN_DECK", "BID_LOW", "BID_TWICE", "LOWEST_TRUMP", "BORE_LEVEL")
+#: The code that ends a record's violations when more than :data:`MAX_VIOLATIONS` were found.
+TOO_MANY: Final = "TOO_MANY"
+#: Violations listed per record at most: the rest are only counted, and one ``TOO_MANY`` says how many.
+MAX_VIOLATIONS: Final = 1000
 
 
 @dataclass(slots=True)
@@ -98,6 +102,45 @@ class Violation:
 
 
 Add = Callable[[Violation], None]
+
+
+def too_many(left_out: int) -> Violation:
+    """The ``TOO_MANY`` violation that ends a record's list when ``left_out`` more were found."""
+    return Violation(
+        TOO_MANY,
+        f"{left_out:,} more violations left out: a record lists at most {MAX_VIOLATIONS:,}",
+        "",
+    )
+
+
+def capped(found: list[Violation]) -> list[Violation]:
+    """``found``, cut to its first :data:`MAX_VIOLATIONS` and one ``TOO_MANY`` when it is longer."""
+    if len(found) <= MAX_VIOLATIONS:
+        return found
+    return [*found[:MAX_VIOLATIONS], too_many(len(found) - MAX_VIOLATIONS)]
+
+
+class Collected:
+    """A record's violations as the replay finds them: the first :data:`MAX_VIOLATIONS` kept, the rest counted.
+
+    Memory stays bounded however many a record breaks; :meth:`listed` ends the list with
+    one ``TOO_MANY`` when some were left out.
+    """
+
+    def __init__(self) -> None:
+        self.kept: list[Violation] = []
+        self.left_out = 0
+
+    def add(self, v: Violation) -> None:
+        """Keep ``v``, or only count it once the list is full."""
+        if len(self.kept) < MAX_VIOLATIONS:
+            self.kept.append(v)
+        else:
+            self.left_out += 1
+
+    def listed(self) -> list[Violation]:
+        """The violations the record's report lists."""
+        return [*self.kept, too_many(self.left_out)] if self.left_out else self.kept
 
 
 #: The contracts of a :class:`DealOutcome` made without any (``copy``/``pickle`` make one empty first).
@@ -269,7 +312,7 @@ def replay(obj: Any) -> Replay:
     game_id = gid if isinstance(gid, str) else None
     problems = schema_violations(obj)
     if problems:
-        return Replay(game_id, problems, [], None)
+        return Replay(game_id, capped(problems), [], None)
     try:
         rec = to_fast_any(obj)
     except msgspec.ValidationError as exc:  # the two models disagree: never silently accept
@@ -301,8 +344,8 @@ def replay_checked(rec: AnyFastRecord) -> Replay:
     a violation's message and path are only built when there is one.
     """
     rules = ruleset_of(rec)
-    out: list[Violation] = []
-    add = out.append
+    found = Collected()
+    add = found.add
     outcomes: list[DealOutcome] = []
     sched = _Schedule()
     totals = [0] * len(rules.sides)
@@ -313,7 +356,7 @@ def replay_checked(rec: AnyFastRecord) -> Replay:
         for s, p in enumerate(outcome.points):
             totals[s] += p
     _record_checks(rules, rec, totals, sched.scored, add)
-    return Replay(rec.game_id, out, outcomes, tuple(totals), sched.scored, rules.sides, rules.scored_deals)
+    return Replay(rec.game_id, found.listed(), outcomes, tuple(totals), sched.scored, rules.sides, rules.scored_deals)
 
 
 def ruleset_of(rec: AnyFastRecord) -> Ruleset:
@@ -1052,4 +1095,15 @@ def _forced_fault(code: str, where: str, di: int, j: int, seat: int, name: str, 
     )
 
 
-__all__ = ["CODES", "DealOutcome", "Replay", "Violation", "json_error", "replay", "replay_checked", "ruleset_of"]
+__all__ = [
+    "CODES",
+    "MAX_VIOLATIONS",
+    "TOO_MANY",
+    "DealOutcome",
+    "Replay",
+    "Violation",
+    "json_error",
+    "replay",
+    "replay_checked",
+    "ruleset_of",
+]
