@@ -16,7 +16,6 @@ Which game got which fault is written nowhere in the record.
 from __future__ import annotations
 
 import copy
-import multiprocessing
 import os
 import random
 from collections.abc import Callable, Iterator
@@ -41,6 +40,7 @@ from backalley.cards import (
     cards_of,
 )
 from backalley.engine import DealState
+from backalley.lifeline import guarded, pool_context
 from backalley.replay import CODES
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
 from backalley.rules.base import FREE
@@ -1008,10 +1008,10 @@ def _records(games: int, seed: int, pool: list[Player], workers: int, rules: Rul
     # ProcessPoolExecutor, not multiprocessing.Pool: the pool's worker-handler thread woke over and
     # over while a game waited unread in the result pipe (about 1 s of this process's CPU in 4,000
     # games on two cores); and a worker that dies is an error here, where the pool waited for ever.
-    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    ctx = pool_context()
     with (
         pool_errors(WorkerDied, "played its games"),
-        ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker, initargs=setup) as procs,
+        ProcessPoolExecutor(workers, mp_context=ctx, initializer=guarded(_start_worker, *setup)) as procs,
     ):
         for start in range(0, games, GAMES_PER_BATCH):
             yield from procs.map(_play, jobs[start : start + GAMES_PER_BATCH], chunksize=8)

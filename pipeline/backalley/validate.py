@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from backalley import lifeline
 from backalley.records.fast import fast_decode_any
 from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, dumps, parse, read_file, read_span, spans
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
@@ -300,9 +301,7 @@ def pool_context() -> ProcessContext:
 
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    if os.name == "posix":
-        return multiprocessing.get_context("forkserver")
-    return multiprocessing.get_context("spawn")
+    return lifeline.pool_context()
 
 
 def _tasks(parts: Iterable[Span], span_bytes: int) -> Iterator[list[Span]]:

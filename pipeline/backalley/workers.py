@@ -19,6 +19,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from backalley.lifeline import guarded
+
 if TYPE_CHECKING:  # multiprocessing is imported when workers start: a one-process run starts sooner without it
     from multiprocessing.connection import Connection
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
@@ -80,7 +82,7 @@ def ordered_map(
     try:
         for _ in range(workers):
             here, there = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(there, fn, initializer), daemon=True)
+            proc = ctx.Process(target=_serve, args=(there, fn, guarded(initializer)), daemon=True)
             proc.start()
             there.close()
             pool.append((proc, here))

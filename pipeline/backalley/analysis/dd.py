@@ -16,8 +16,6 @@ every side's figures (``dd_deal_sides``; each play's value for its own side in
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
@@ -29,6 +27,7 @@ import pyarrow as pa
 
 from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
+from backalley.lifeline import guarded, pool_context
 from backalley.records.sources import SourceError, expand, parse, read_file
 from backalley.replay import ERROR, DealOutcome, Replay, replay
 from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
@@ -463,8 +462,10 @@ def analyse_store(
         with ExitStack() as stack:
             pool = None
             if workers > 1 and total > 1:  # the same kind of pool as ingest: a worker that dies is an error
-                ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-                pool = stack.enter_context(ProcessPoolExecutor(min(workers, total), mp_context=ctx))
+                ctx = pool_context()
+                pool = stack.enter_context(
+                    ProcessPoolExecutor(min(workers, total), mp_context=ctx, initializer=guarded())
+                )
             for start in range(0, total, batch):
                 jobs = pending[start : start + batch]
                 results = _pooled(pool, jobs) if pool else [_analyse_raw(j) for j in jobs]

@@ -7,7 +7,6 @@ pages from :mod:`backalley.reporting.html` (escaped, self-contained).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from backalley.lifeline import guarded, pool_context
 from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
@@ -109,11 +109,11 @@ def _player_pages(
         _start_worker(metrics, linked, out_dir)
         yield from map(_page, names)
         return
-    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
+    ctx = pool_context()
     chunk = max(1, min(8, len(names) // (4 * n)))
     with (  # (as ingest's: a worker that dies is an error, where multiprocessing.Pool waited for ever)
         pool_errors(ReportError, "wrote its pages"),
-        ProcessPoolExecutor(n, mp_context=ctx, initializer=_start_worker, initargs=(metrics, linked, out_dir)) as pool,
+        ProcessPoolExecutor(n, mp_context=ctx, initializer=guarded(_start_worker, metrics, linked, out_dir)) as pool,
     ):
         yield from pool.map(_page, names, chunksize=chunk)
 

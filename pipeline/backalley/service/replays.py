@@ -22,6 +22,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from backalley.lifeline import guarded, pool_context
 from backalley.records.models import fast_decode
 from backalley.records.sources import Item
 from backalley.replay import replay_checked
@@ -71,9 +72,7 @@ def _tasks(items: list[Item]) -> list[list[Item]]:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["backalley.store.rows", "backalley.service.fresh"])
-    return ctx
+    return pool_context(["backalley.store.rows", "backalley.service.fresh"])
 
 
 class Replays:
@@ -93,13 +92,13 @@ class Replays:
     def _executor(self) -> Executor:
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=tune_gc)
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=guarded(tune_gc))
             return self._pool
 
     def _page_executor(self) -> Executor:
         with self._lock:
             if self._pages is None:
-                self._pages = ProcessPoolExecutor(1, mp_context=_context(), initializer=tune_gc)
+                self._pages = ProcessPoolExecutor(1, mp_context=_context(), initializer=guarded(tune_gc))
             return self._pages
 
     def built(self, items: list[Item], limit: int) -> tuple[list[Item], list[Replayed]]:

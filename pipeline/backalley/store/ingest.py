@@ -30,8 +30,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import multiprocessing
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -47,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
+from backalley.lifeline import guarded, pool_context
 from backalley.records.sources import InputFile, Item, expand, read_file
 from backalley.sizes import parse_size
 from backalley.store.database import Store, StoreError, one_line
@@ -378,15 +377,13 @@ def built_chunks(
             pre, todo = split(batch)
             yield merge(batch, pre, [build_item(x, sha) if build is None else build(x) for x, sha in todo])
         return
-    ctx = multiprocessing.get_context("forkserver" if os.name == "posix" else "spawn")
-    if os.name == "posix":
-        ctx.set_forkserver_preload(["backalley.store.rows"])
+    ctx = pool_context(["backalley.store.rows"])
     # ProcessPoolExecutor, not multiprocessing.Pool: the pool's worker-handler thread also waits on the
     # result pipe, so it woke again and again while a result sat there unread (about 1 s of this
     # process's CPU in an ingest of 10,000 standard games on two cores).
     with (
         pool_errors(WorkerDied, "built the rows given to it"),
-        ProcessPoolExecutor(workers, mp_context=ctx, initializer=worker_init) as pool,
+        ProcessPoolExecutor(workers, mp_context=ctx, initializer=guarded(worker_init)) as pool,
     ):
 
         def start(todo: list[tuple[Item, str | None]]) -> Iterator[Built]:
