@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from backalley.lifeline import Guarded, guarded
+from backalley.workers import Guarded, guarded
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 

@@ -40,11 +40,10 @@ from backalley.cards import (
     cards_of,
 )
 from backalley.engine import DealState
-from backalley.lifeline import guarded, pool_context
 from backalley.replay import CODES
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
 from backalley.rules.base import FREE
-from backalley.workers import WorkerDied, pool_errors
+from backalley.workers import WorkerDied, guarded, pool_context, pool_errors
 
 Record = dict[str, Any]
 

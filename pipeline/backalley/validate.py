@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from backalley import lifeline
 from backalley.records.fast import fast_decode_any
 from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, dumps, parse, read_file, read_span, spans
 from backalley.replay import Replay, Violation, json_error, replay, replay_checked
 from backalley.workers import ordered_map
+from backalley.workers import pool_context as forkserver_context
 
 if TYPE_CHECKING:  # multiprocessing is imported only when workers start: one worker, or a single record, starts sooner
     from backalley.workers import ProcessContext
@@ -301,7 +301,7 @@ def pool_context() -> ProcessContext:
 
     if sys.platform == "linux" and threading.active_count() == 1:
         return multiprocessing.get_context("fork")
-    return lifeline.pool_context()
+    return forkserver_context()
 
 
 def _tasks(parts: Iterable[Span], span_bytes: int) -> Iterator[list[Span]]:

@@ -8,18 +8,25 @@ there unread it wakes again and again; with the result and task threads it took
 0.2–0.3 s of CPU in a 2.5 s two-core validation of 10,000 games, from the workers, and
 took the GIL from the thread that writes the reports.  A worker that dies (killed, out
 of memory) ends the run with :class:`WorkerDied` instead of a wait for ever.
+
+Every worker, of these and of the ``ProcessPoolExecutor`` pools of the other commands
+(started with :func:`pool_context` and :func:`guarded`), ends with the command's main
+process, and so do the forkserver and the resource tracker (the "lifeline" section below).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
+import threading
+import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from backalley.lifeline import guarded
 
 if TYPE_CHECKING:  # multiprocessing is imported when workers start: a one-process run starts sooner without it
     from multiprocessing.connection import Connection
@@ -225,3 +232,121 @@ def _stop(pool: list[tuple[BaseProcess, Connection]], finished: bool) -> None:
         if proc.is_alive():
             proc.kill()
             proc.join()
+
+
+# --- lifeline: processes that end with the command that started them (issue 29) ------------------
+#
+# After ``kill -9`` of a command's main process, its workers, the forkserver and the resource
+# tracker kept running: a worker of a ``ProcessPoolExecutor`` waits on a queue whose other end it
+# holds itself, and it holds the forkserver's "alive" pipe, so neither ever saw the main process go.
+# Now every worker's initializer is a :class:`Guarded`: Linux kills the worker when its parent ends
+# (``PR_SET_PDEATHSIG``; its parent is the main process under ``fork``, else the forkserver), and a
+# thread ends it when the main process ends (a pidfd, else polling).  The forkserver imports this
+# module first (the preload of :func:`pool_context`), and a thread ends it when the main process
+# ends.  The resource tracker ends by itself once every process holding its pipe is gone.
+
+#: ``prctl`` option: the signal this process gets when its parent ends (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+#: How often the fallback (no pidfd) looks whether the main process is still there, in seconds.
+POLL_SECONDS = 0.5
+#: The exit status of a process ended because the main process ended.
+ORPHANED = 70
+#: The module the forkserver imports first: this one (see :func:`in_forkserver` at its end).
+FORKSERVER_GUARD = "backalley.workers"
+
+
+def pool_context(preload: Sequence[str] = ()) -> ForkServerContext | SpawnContext:
+    """The start method of a command's pools: ``forkserver`` on POSIX (with its guard and
+    ``preload``), else ``spawn``."""
+    import multiprocessing
+
+    if os.name != "posix":
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([FORKSERVER_GUARD, *preload])
+    return ctx
+
+
+@dataclass(frozen=True, slots=True)
+class Guarded:
+    """A worker's initializer: tie the worker's life to the main process ``main``, then run ``then(*args)``.
+
+    Picklable (a forkserver or spawned worker receives it), as long as ``then`` is a module's function.
+    """
+
+    main: int
+    then: Callable[..., Any] | None = None
+    args: tuple[Any, ...] = ()
+
+    def __call__(self) -> None:
+        kill_with_parent()
+        end_with(self.main)
+        if self.then is not None:
+            self.then(*self.args)
+
+
+def guarded(then: Callable[..., Any] | None = None, *args: Any) -> Guarded:
+    """The initializer of workers started by this process: :class:`Guarded` with this process as the main one."""
+    return Guarded(os.getpid(), then, args)
+
+
+def kill_with_parent() -> None:
+    """On Linux, have the kernel send this process ``SIGKILL`` when its parent ends (else nothing).
+
+    The kernel's signal needs no thread and no GIL: it reaches a worker busy in C code.
+    """
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def end_with(pid: int) -> None:
+    """Start a daemon thread that ends this process as soon as process ``pid`` ends (at once if it has)."""
+    if pid == os.getpid():
+        return
+    opener = getattr(os, "pidfd_open", None)
+    try:
+        fd = None if opener is None else int(opener(pid))
+    except ProcessLookupError:
+        os._exit(ORPHANED)
+    except OSError:
+        fd = None  # (an old kernel: poll instead)
+    if fd is None and os.name != "posix":
+        return  # (os.kill(pid, 0) would end ``pid`` on Windows)
+    target: Callable[[], None] = (lambda: _wait_pidfd(fd)) if fd is not None else (lambda: _poll(pid))
+    threading.Thread(target=target, name="backalley-lifeline", daemon=True).start()
+
+
+def _wait_pidfd(fd: int) -> None:
+    """Block until the process of pidfd ``fd`` ends, then end this one."""
+    import select
+
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while not poller.poll():
+        pass
+    os._exit(ORPHANED)
+
+
+def _poll(pid: int) -> None:
+    """Look every :data:`POLL_SECONDS` whether ``pid`` still exists; end this process when it does not."""
+    while True:
+        time.sleep(POLL_SECONDS)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            os._exit(ORPHANED)
+        except PermissionError:  # (another user's process: ``pid`` was reused, so it ended)
+            os._exit(ORPHANED)
+
+
+def in_forkserver() -> bool:
+    """Whether this process is a ``multiprocessing`` forkserver (it runs ``python -c`` with its module loaded)."""
+    return sys.argv[:1] == ["-c"] and "multiprocessing.forkserver" in sys.modules
+
+
+if in_forkserver():  # imported by the forkserver (the preload of pool_context): it ends with its main process
+    end_with(os.getppid())

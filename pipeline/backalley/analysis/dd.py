@@ -27,11 +27,10 @@ import pyarrow as pa
 
 from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
-from backalley.lifeline import guarded, pool_context
 from backalley.records.sources import SourceError, expand, parse, read_file
 from backalley.replay import ERROR, DealOutcome, Replay, replay
 from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
-from backalley.workers import pool_errors
+from backalley.workers import guarded, pool_context, pool_errors
 
 NS = 0b0101  # the seats of side NS as a bitmask
 

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import duckdb
 
-from backalley.lifeline import guarded, pool_context
 from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
 from backalley.store.database import one_line
 from backalley.store.outputs import OutputError, protected
-from backalley.workers import pool_errors
+from backalley.workers import guarded, pool_context, pool_errors
 
 #: Called as progress(done, total, what) while pages are written.
 Progress = Callable[[int, int, str], None]

@@ -22,13 +22,13 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from backalley.lifeline import guarded, pool_context
 from backalley.records.models import fast_decode
 from backalley.records.sources import Item
 from backalley.replay import replay_checked
 from backalley.service.fresh import Page, page
 from backalley.store.rows import Built, build_game, build_item, build_rows, content_hash, oversized, with_raw
 from backalley.validate import cap_records, check_item, tune_gc
+from backalley.workers import guarded, pool_context
 
 #: Records per task sent to a worker process.
 TASK = 16

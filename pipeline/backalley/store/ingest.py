@@ -45,14 +45,13 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.lifeline import guarded, pool_context
 from backalley.records.sources import InputFile, Item, expand, read_file
 from backalley.sizes import parse_size
 from backalley.store.database import Store, StoreError, one_line
 from backalley.store.rows import Built, build_item, content_hash, oversized, worker_init
 from backalley.store.tables import game_tables, rows_table
 from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
-from backalley.workers import WorkerDied, pool_errors
+from backalley.workers import WorkerDied, guarded, pool_context, pool_errors
 
 #: Records per chunk: the writer inserts a chunk's rows with one statement per table.  Two
 #: chunks are in flight (one written, the next replayed), raw inputs and row data
