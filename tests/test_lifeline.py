@@ -1,4 +1,4 @@
-"""Child processes die with their parent (issue 29): after ``kill -9`` of a command's main process,
+"""Child processes die with their parent (issue 29): after ``kill -9`` (or ``SIGTERM``) of a command's main process,
 its workers, the forkserver and the resource tracker used to keep running (seen after 18 minutes).
 
 Each command is started in its own session; once its workers exist, its main process is killed
@@ -90,11 +90,13 @@ def started() -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
             p.stdin.close()
 
 
-def kill_main_and_count(p: subprocess.Popen[bytes], workers_up: Callable[[], bool]) -> list[tuple[int, int, str]]:
-    """Wait until ``workers_up()``, ``kill -9`` the main process, and give what is left after :data:`GRACE`."""
+def kill_main_and_count(
+    p: subprocess.Popen[bytes], workers_up: Callable[[], bool], sig: int = signal.SIGKILL
+) -> list[tuple[int, int, str]]:
+    """Wait until ``workers_up()``, send the main process ``sig``, and give what is left after :data:`GRACE`."""
     assert wait_for(workers_up, START), f"the workers never started: {session(p.pid)}"
     assert p.poll() is None, "the command ended before it was killed"
-    os.kill(p.pid, signal.SIGKILL)
+    os.kill(p.pid, sig)
     p.wait(10)
     wait_for(lambda: not session(p.pid), GRACE)
     return session(p.pid)
@@ -121,11 +123,12 @@ def test_validate_workers_end_with_the_main_process(
     assert kill_main_and_count(p, children(p, 2)) == []
 
 
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_ingest_workers_forkserver_and_tracker_end_with_the_main_process(
-    games: Path, tmp_path: Path, started: Callable[..., subprocess.Popen[bytes]]
+    games: Path, tmp_path: Path, started: Callable[..., subprocess.Popen[bytes]], sig: int
 ) -> None:
     p = started("ingest", "--workers", "2", "--db", str(tmp_path / "i.duckdb"), str(games), "-")
-    assert kill_main_and_count(p, children(p, 4)) == []  # two workers, the forkserver, the resource tracker
+    assert kill_main_and_count(p, children(p, 4), sig) == []  # two workers, the forkserver, the resource tracker
 
 
 def test_simulate_workers_end_with_the_main_process(

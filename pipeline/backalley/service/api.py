@@ -9,6 +9,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from backalley.records.sources import dumps
+from backalley.replay import TOO_MANY
 from backalley.service import data
 from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
@@ -118,7 +119,8 @@ async def validate(request: Request, svc: Service = Depends(validator)) -> Respo
 def cap_violations(reports: list[dict[str, Any]], most: int) -> list[dict[str, Any]]:
     """The reports, listing ``most`` violations in all: the report that reaches the bound ends with one
     ``TOO_MANY`` violation saying how many of its own were left out; later reports list none, each with
-    its own ``TOO_MANY``. Their other fields (valid, complete, deals, score) are untouched."""
+    its own ``TOO_MANY``. Their other fields (valid, complete, deals, score) are untouched. (Each report
+    lists at most :data:`~backalley.replay.MAX_VIOLATIONS` and its own ``TOO_MANY`` already: the replay's cap.)"""
     left = most
     for r in reports:
         found = r["violations"]
@@ -127,7 +129,7 @@ def cap_violations(reports: list[dict[str, Any]], most: int) -> list[dict[str, A
             r["violations"] = [
                 *found[:left],
                 {
-                    "code": "TOO_MANY",
+                    "code": TOO_MANY,
                     "severity": "error",
                     "message": f"{omitted:,} more violations left out: a validation lists at most {most:,}",
                     "path": "",
