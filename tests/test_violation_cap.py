@@ -184,3 +184,19 @@ def test_too_many_in_the_service_validate(tmp_path: Path) -> None:
     assert answer.status_code == 200, answer.text
     (report,) = (json.loads(x) for x in answer.text.splitlines())
     assert_capped(report["violations"], uncapped_count() - MAX_VIOLATIONS)
+
+
+def test_too_many_in_a_service_upload(tmp_path: Path) -> None:
+    from tests.test_service_api import AUTH, NDJSON, make_client
+
+    body = (json.dumps(many_faults()) + "\n").encode()
+    with make_client(tmp_path / "s.duckdb") as client:
+        answer = client.post("/api/v1/games", content=body, headers={**NDJSON, **AUTH})
+        assert answer.status_code == 200, answer.text
+        with client.app.state.service.reader() as cur:  # type: ignore[attr-defined]
+            rows = cur.execute(
+                "SELECT code, message FROM violations WHERE game_id = 'cap-1' ORDER BY ordinal"
+            ).fetchall()
+    assert len(rows) == MAX_VIOLATIONS + 1
+    left_out = uncapped_count() - MAX_VIOLATIONS
+    assert rows[-1] == (TOO_MANY, f"{left_out:,} more violations left out: a record lists at most 1,000")
