@@ -200,3 +200,12 @@ def test_too_many_in_a_service_upload(tmp_path: Path) -> None:
     assert len(rows) == MAX_VIOLATIONS + 1
     left_out = uncapped_count() - MAX_VIOLATIONS
     assert rows[-1] == (TOO_MANY, f"{left_out:,} more violations left out: a record lists at most 1,000")
+
+
+def test_too_many_still_names_every_deal_at_fault() -> None:
+    """The analysis skips every deal that breaks a rule: those of the errors left out too."""
+    r = replay(many_faults())
+    listed = {v.deal for v in r.violations if v.deal is not None}
+    assert max(listed) < DEALS  # (most deals' violations are left out)
+    assert r.error_deals() == set(range(1, DEALS + 1))
+    assert replay(many_faults(10)).unlisted_deals == frozenset()

@@ -130,13 +130,17 @@ class Collected:
     def __init__(self) -> None:
         self.kept: list[Violation] = []
         self.left_out = 0
+        #: The deals of the errors left out (the analysis skips every deal at fault, listed or not).
+        self.unlisted_deals: set[int] = set()
 
     def add(self, v: Violation) -> None:
-        """Keep ``v``, or only count it once the list is full."""
+        """Keep ``v``, or only count it (and its deal, for an error) once the list is full."""
         if len(self.kept) < MAX_VIOLATIONS:
             self.kept.append(v)
-        else:
-            self.left_out += 1
+            return
+        self.left_out += 1
+        if v.deal is not None and v.severity == ERROR:
+            self.unlisted_deals.add(v.deal)
 
     def listed(self) -> list[Violation]:
         """The violations the record's report lists."""
@@ -211,6 +215,8 @@ class Replay:
     sides: tuple[str, ...] = ("NS", "EW")
     #: Scored deals in a complete record.
     deals_to_play: int = 25
+    #: Deals (1-based) with an error among the violations left out past :data:`MAX_VIOLATIONS`.
+    unlisted_deals: frozenset[int] = frozenset()
 
     @property
     def valid(self) -> bool:
@@ -219,6 +225,10 @@ class Replay:
     @property
     def complete(self) -> bool:
         return self.valid and self.scored_deals == self.deals_to_play
+
+    def error_deals(self) -> set[int]:
+        """The deals (1-based) with an error, listed or left out."""
+        return {v.deal for v in self.violations if v.severity == ERROR and v.deal is not None} | self.unlisted_deals
 
     def report(self, source: str, line: int | None) -> dict[str, Any]:
         """The JSON Lines report object of docs/record-format.md for this record."""
@@ -356,7 +366,16 @@ def replay_checked(rec: AnyFastRecord) -> Replay:
         for s, p in enumerate(outcome.points):
             totals[s] += p
     _record_checks(rules, rec, totals, sched.scored, add)
-    return Replay(rec.game_id, found.listed(), outcomes, tuple(totals), sched.scored, rules.sides, rules.scored_deals)
+    return Replay(
+        rec.game_id,
+        found.listed(),
+        outcomes,
+        tuple(totals),
+        sched.scored,
+        rules.sides,
+        rules.scored_deals,
+        frozenset(found.unlisted_deals),
+    )
 
 
 def ruleset_of(rec: AnyFastRecord) -> Ruleset:

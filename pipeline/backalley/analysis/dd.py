@@ -28,7 +28,7 @@ import pyarrow as pa
 from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
 from backalley.records.sources import SourceError, expand, parse, read_file
-from backalley.replay import ERROR, DealOutcome, Replay, replay
+from backalley.replay import DealOutcome, Replay, replay
 from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
 from backalley.workers import guarded, pool_context, pool_errors
 
@@ -256,7 +256,7 @@ def played_tricks(deal: PlayedDeal, solver_rules: SolverRules, side: int) -> int
 
 
 def _bad_deals(rep: Replay) -> set[int]:
-    return {v.deal for v in rep.violations if v.severity == ERROR and v.deal is not None}
+    return rep.error_deals()
 
 
 @dataclass(frozen=True, slots=True)
