@@ -166,21 +166,35 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "backalley", *args]
 
 
+def on_disk(db: Path) -> int:
+    """Bytes of the database file and its write-ahead log."""
+    wal = db.with_name(db.name + ".wal")
+    return sum(p.stat().st_size for p in (db, wal) if p.exists())
+
+
+def wait_for_bytes(proc: subprocess.Popen[bytes], db: Path, target: int, timeout: float = 120.0) -> None:
+    """Until the database and its WAL hold ``target`` bytes, the process ends, or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while on_disk(db) < target and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
 @pytest.mark.slow
 def test_kill_and_rerun_leaves_the_database_as_one_clean_run(tmp_path: Path) -> None:
     games = tmp_path / "games.jsonl"
     big_input(games)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     clean = tmp_path / "clean.duckdb"
-    t0 = time.monotonic()
     done = subprocess.run(cli("ingest", str(games), "--db", str(clean), "--workers", "2"), cwd=ROOT, env=env)
-    took = time.monotonic() - t0
+    size = on_disk(clean)
     assert done.returncode == 1  # the broken lines
     want = snapshot(clean)
     assert len(want["games"]) == 2000 and len(want["rejects"]) == 20
     killed_mid_run = 0
-    # Kill at several moments of a run as long as the clean one: start-up, early, middle, late.
-    for k, delay in enumerate((0.2 * took, 0.5 * took, 0.8 * took)):
+    # Kill at several moments of the run, by what it has written (not by the clock): as soon as the
+    # database file exists (start-up), then once the file and its WAL hold a tenth, a third and
+    # two thirds of the clean run's final size.
+    for k, share in enumerate((0.0, 0.1, 0.33, 0.66)):
         db = tmp_path / f"killed{k}.duckdb"
         proc = subprocess.Popen(
             cli("ingest", str(games), "--db", str(db), "--workers", "2"),
@@ -190,7 +204,7 @@ def test_kill_and_rerun_leaves_the_database_as_one_clean_run(tmp_path: Path) -> 
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(delay)
+        wait_for_bytes(proc, db, max(1, int(share * size)))
         os.killpg(proc.pid, signal.SIGKILL)  # the ingest and its workers, at once
         proc.wait()
         rerun = subprocess.run(
@@ -201,7 +215,7 @@ def test_kill_and_rerun_leaves_the_database_as_one_clean_run(tmp_path: Path) -> 
             text=True,
         )
         assert rerun.returncode == 1, rerun.stderr
-        assert snapshot(db) == want, f"after a kill at {delay} s"
+        assert snapshot(db) == want, f"after a kill at {share:.0%} of the clean size"
         runs = subprocess.run(
             cli("query", "SELECT status FROM ingest_runs ORDER BY run_id", "--db", str(db), "-F", "csv"),
             cwd=ROOT,

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from backalley.analysis.dd import Scope, analyse_files
+from backalley.analysis.dd import Scope, analyse_files, analyse_record
 from backalley.analysis.solver import NATIVE, DealSolver, SolverRules
 from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
+from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets, find_ruleset
+from backalley.simulate import make_record, player_pool
 from tests.test_solver import EW, NS, SCALE, minimax
 
 RULESETS = all_rulesets()
@@ -111,3 +113,28 @@ def test_lowest_trump_keeps_its_identity_in_the_transposition_table() -> None:
         solver = DealSolver(hands, 3, sr, NS, native=native)
         solver.play(led)
         assert solver.value() == expected == 4
+
+
+#: Simulated games analysed whole (13-card deals included) for every ruleset and option set.
+WHOLE_GAMES = 2
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
+def test_analyze_solves_every_deal_of_simulated_games_of_every_ruleset(rules: Ruleset) -> None:
+    """Every played deal of legal games of the ruleset (the 13-card ones too, which the demo's
+    ``--max-cards`` never reaches) gets values and costs: no deal the search cannot follow."""
+    pool = player_pool(8)
+    for g in range(WHOLE_GAMES):
+        rec = make_record(f"whole-{g}", random.Random(f"whole:{rules.label()}:{g}"), pool, g, rules=rules)
+        assert replay(rec).valid, rules.label()
+        game = analyse_record(rec, pairs=True)  # (seat by seat, a 13-card deal can take minutes)
+        assert not game.error, game.error
+        played = [d for d in game.deals if not d.pass_out]
+        assert played
+        for deal in played:
+            assert deal.values is not None and not deal.error and not deal.skipped, (rules.label(), deal)
+            n = len(deal.values.cards) // 4
+            assert n == rules.hand_size(deal.number), (rules.label(), deal.number)
+            assert sum(deal.values.dd) <= n and all(cost >= 0 for cost in deal.values.costs)
+        largest = max(len(d.values.cards) // 4 for d in played if d.values is not None)
+        assert largest >= 9, (rules.label(), largest)  # the deals --max-cards 9 (the demo's) leaves out
