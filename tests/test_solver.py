@@ -12,7 +12,7 @@ import pytest
 from backalley import rules
 from backalley.analysis.dd import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
 from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
-from backalley.cards import NUM_CARDS, TRUMP_MASK, cards_of
+from backalley.cards import JOKERS, NUM_CARDS, cards_of
 from backalley.engine import DealState
 from backalley.rules import BOARD, PASS, STANDARD, Ruleset, find_ruleset
 from backalley.simulate import choose_bid, choose_play, player_pool, simulate_games
@@ -202,7 +202,7 @@ def test_invariants_over_simulated_deals() -> None:
 def equivalent_swap(rng: random.Random, hands: list[int], trump: int) -> list[int] | None:
     """Replace one held card by an unplayed card of its suit adjacent to it in rank (no dealt card between)."""
     dealt = hands[0] | hands[1] | hands[2] | hands[3]
-    special = TRUMP_MASK[trump] & (0b11 << 52)
+    special = rules.STANDARD.trump_mask(trump) & JOKERS
     for _ in range(20):
         seat = rng.randrange(4)
         card = rng.choice(list(cards_of(hands[seat])))

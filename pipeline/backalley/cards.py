@@ -45,36 +45,6 @@ CARD_RANK: tuple[int, ...] = tuple([c % 13 for c in range(52)] + [13, 14])
 #: Bitmask of each natural suit; index ``NO_TRUMP`` holds the two jokers.
 SUIT_MASK: tuple[int, ...] = tuple([((1 << 13) - 1) << (13 * s) for s in range(4)] + [JOKERS])
 
-#: ``TRUMP_MASK[t]``: the trumps when ``t`` is trump (jokers included); 0 for no trump.
-TRUMP_MASK: tuple[int, ...] = tuple([SUIT_MASK[s] | JOKERS for s in range(4)] + [0])
-
-#: ``EFFECTIVE_SUIT[t][c]``: the suit card ``c`` belongs to when ``t`` is trump.
-EFFECTIVE_SUIT: tuple[tuple[int, ...], ...] = tuple(
-    tuple(t if c >= 52 else CARD_SUIT[c] for c in range(NUM_CARDS)) for t in range(5)
-)
-
-#: ``FOLLOW_MASK[t][s]``: the cards that count as suit ``s`` when ``t`` is trump.
-FOLLOW_MASK: tuple[tuple[int, ...], ...] = tuple(
-    tuple(SUIT_MASK[s] | JOKERS if s == t < NO_TRUMP else SUIT_MASK[s] for s in range(5)) for t in range(5)
-)
-
-#: ``IS_TRUMP[t][c]``: whether card ``c`` is a trump when ``t`` is trump.
-IS_TRUMP: tuple[tuple[bool, ...], ...] = tuple(
-    tuple(bool(TRUMP_MASK[t] >> c & 1) for c in range(NUM_CARDS)) for t in range(5)
-)
-
-
-#: ``WIN_KEY[t][s][c]``: how strongly card ``c`` bids for a trick led in suit ``s`` when
-#: ``t`` is trump.  Trumps beat the led suit, which beats the rest (key 0); inside a
-#: group the higher card index (the higher rank; BJ > LJ > A) wins.
-WIN_KEY: tuple[tuple[tuple[int, ...], ...], ...] = tuple(
-    tuple(
-        tuple(200 + c if IS_TRUMP[t][c] else (100 + c if EFFECTIVE_SUIT[t][c] == s else 0) for c in range(NUM_CARDS))
-        for s in range(5)
-    )
-    for t in range(5)
-)
-
 #: ``CARD_BIT[name]``: the one-card bitmask of a card name.
 CARD_BIT: dict[str, int] = {name: 1 << i for i, name in enumerate(CARD_NAMES)}
 

@@ -32,7 +32,6 @@ from backalley.cards import (
     CARD_INDEX,
     CARD_NAMES,
     CARD_SUIT,
-    IS_TRUMP,
     LJ,
     NO_TRUMP,
     SEATS,
@@ -416,7 +415,7 @@ class _DealView:
     index: int
     n: int
     trump: int
-    claimers: int
+    lead_exempt: int
     plays: list[_Play]
     broken_before: list[bool]
 
@@ -720,9 +719,9 @@ def _fault_trump_lead(rec: Record, rng: random.Random, rules: Ruleset = STANDARD
         v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
-        is_trump = IS_TRUMP[v.trump]
+        is_trump = rules.tables.is_trump[v.trump]
         for p in v.plays:
-            if p.pos or v.broken_before[p.trick] or v.claimers >> p.seat & 1 or is_trump[p.card]:
+            if p.pos or v.broken_before[p.trick] or v.lead_exempt >> p.seat & 1 or is_trump[p.card]:
                 continue
             for q in v.later(p.seat, p.trick):
                 if is_trump[q.card]:
@@ -741,7 +740,7 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int, rules: Ruleset =
         v = _view(d, i, rules)
         if v.trump == NO_TRUMP:
             continue
-        is_trump = IS_TRUMP[v.trump]
+        is_trump = rules.tables.is_trump[v.trump]
         led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
         for p in v.plays:
             if p.pos == 0 or led_by[p.trick] != joker or not is_trump[p.card]:
