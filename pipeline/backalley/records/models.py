@@ -60,6 +60,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     v2_problems,
 )
 from backalley.rules import RULESETS as RULESET_CLASSES
+from backalley.rules import find_ruleset
 
 FORMAT_VERSION = 1
 #: Every record format version this package reads.
@@ -419,7 +420,8 @@ def json_schema_v2() -> dict[str, Any]:
         "description": "A game record of a named ruleset (standard with options, pereulok, bab-online).",
     }
     defs = schema.get("$defs", {})
-    for model, limit in (("StandardRecordV2", 19), ("PereulokRecordV2", None)):
+    short = find_ruleset("standard", ("short_deck",)).scored_deals  # (pereulok's short deck keeps its 2 deals)
+    for model, limit in (("StandardRecordV2", short), ("PereulokRecordV2", None)):
         defs[model]["allOf"] = _option_conditions(limit)
     return {**head, **schema}
 
