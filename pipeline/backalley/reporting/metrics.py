@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from backalley.rules import RULESETS
 from backalley.store.database import StoreError, check_readable, connect, one_line
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
@@ -63,7 +64,7 @@ _RULESET_COLUMNS = {
     "rainbow": "NULL::BOOLEAN",
 }
 #: The rulesets ``report --ruleset`` takes (``backalley.rules``'s registry).
-RULESET_NAMES = ("standard", "pereulok", "bab-online")
+RULESET_NAMES = tuple(RULESETS)
 
 
 class ReportError(Exception):

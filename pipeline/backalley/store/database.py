@@ -65,8 +65,6 @@ TABLES = (
 )
 #: Tables with one or more rows per game, keyed by ``game_id``.
 GAME_TABLES = ("games", "deals", "bids", "tricks", "plays", "violations", "game_sides", "deal_sides")
-#: The rulesets a game can be stored under (``games.ruleset``), as ``backalley.rules`` names them.
-RULESET_NAMES = ("standard", "pereulok", "bab-online")
 VIEWS = ("player_deals", "player_games", "player_summary")
 
 
