@@ -18,6 +18,7 @@ import polars as pl
 
 from backalley.reporting import charts
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
+from backalley.rules import RULESETS, Ruleset
 
 DASH = "—"
 
@@ -723,23 +724,29 @@ def _variant(frame: pl.DataFrame, ruleset: str, options: str) -> pl.DataFrame:
     return frame.filter((pl.col("ruleset") == ruleset) & (pl.col("options") == options))
 
 
+def ruleset_kind(name: str) -> type[Ruleset]:
+    """The ruleset class a stored game's ``ruleset`` names (what its sections show: the class's attributes)."""
+    return RULESETS.get(name, Ruleset)
+
+
 def _player_cells(r: dict[str, Any], ruleset: str) -> list[Any]:
+    kind = ruleset_kind(ruleset)
     common = [fmt_int(r["games"]), rate(r["games_won"], r["games"]), fmt_int(r["deals"]), fmt_num(r["points_per_deal"])]
-    if ruleset == "pereulok":
+    if kind.auction == "declarations":
         return [*common, rate(r["declarations_made"], r["declarations"]), fmt_int(r["auctions_won"])]
     cells = [*common, rate(r["exact_bids"], r["numeric_bids"]), fmt_num(r["mean_abs_error"])]
     cells.append(rate(r["boards_made"], r["boards_claimed"]))
-    if ruleset == "bab-online":
+    if kind.rainbow:
         cells.append(fmt_int(r["rainbows"]))
     return cells
 
 
 def _player_headers(ruleset: str) -> list[str]:
+    kind = ruleset_kind(ruleset)
     common = ["games", "won", "deals", "points / deal"]
-    if ruleset == "pereulok":
+    if kind.auction == "declarations":
         return [*common, "declarations made", "auctions won"]
-    boards = "bores made" if ruleset == "bab-online" else "boards made"
-    return [*common, "exact bids", "mean |error|", boards] + (["rainbows"] if ruleset == "bab-online" else [])
+    return [*common, "exact bids", "mean |error|", f"{kind.board_word}s made"] + (["rainbows"] if kind.rainbow else [])
 
 
 def _declaration_tables(decl: pl.DataFrame) -> Markup:
@@ -766,12 +773,13 @@ def _bore_table(bores: pl.DataFrame, ruleset: str) -> Markup:
     part = bores
     if part.height:
         part = part.group_by("level").agg(pl.col("claimed").sum(), pl.col("made").sum()).sort("level")
-    names = {1: "board", 2: "board2", 3: "board3", 4: "board4"} if ruleset == "bab-online" else BOARD_LEVEL_NAMES
+    kind = ruleset_kind(ruleset)
+    names = dict(enumerate(kind.board_level_names, 1))
     rows = (
         [names.get(x["level"], x["level"]), fmt_int(x["claimed"]), rate(x["made"], x["claimed"])]
         for x in part.iter_rows(named=True)
     )
-    what = "Bores by level" if ruleset == "bab-online" else "Board claims by level"
+    what = "Bores by level" if kind.board_word == "bore" else "Board claims by level"
     return table(["level", "claimed", "made"], rows, caption=what)
 
 
@@ -786,7 +794,7 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
         for i, r in enumerate(players.iter_rows(named=True), 1)
     )
     b.append(table(["player", *_player_headers(ruleset)], rows, caption="Players, by points per deal"))
-    if ruleset == "pereulok":
+    if ruleset_kind(ruleset).auction == "declarations":
         b.append(_declaration_tables(_variant(m.declarations, ruleset, options)))
     else:
         b.append(_bore_table(_variant(m.bores, ruleset, options), ruleset))
@@ -806,7 +814,7 @@ def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) 
         b.append(Markup(f'<h2 id="{esc(ruleset_anchor(ruleset, options))}">Ruleset {esc(label)}</h2>'))
         b.append(_options_note(options))
         b.append(table(_player_headers(ruleset), [_player_cells(r, ruleset)]))
-        if ruleset == "pereulok":
+        if ruleset_kind(ruleset).auction == "declarations":
             b.append(_declaration_tables(_variant(m.of("declarations", player), ruleset, options)))
         else:
             b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))

@@ -13,6 +13,7 @@ from backalley.reporting.html import (
     fmt_num,
     mean_text,
     rate_text,
+    ruleset_kind,
     ruleset_label,
 )
 from backalley.reporting.metrics import Metrics
@@ -139,7 +140,7 @@ def _rulesets(m: Metrics, top: int) -> list[str]:
         rows = m.ruleset_players.filter(
             (m.ruleset_players["ruleset"] == name) & (m.ruleset_players["options"] == options)
         )
-        if name == "pereulok":
+        if ruleset_kind(name).auction == "declarations":
             headers = ["player", "games", "won", "points/deal", "declarations made", "auctions won"]
             cells = (
                 [

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from backalley.rules import RULESETS
+from backalley.rules import RULESETS, Ruleset
 from backalley.store.database import StoreError, check_readable, connect, one_line
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
@@ -52,7 +52,7 @@ _PD_COLUMNS = (
     "opp_made",
 )
 
-BOARD_LEVEL_NAMES = {1: "board", 2: "double", 3: "triple", 4: "quadruple"}
+BOARD_LEVEL_NAMES = dict(enumerate(Ruleset.board_level_names, 1))
 
 #: Columns of ``player_deals`` that tell the rulesets apart (store schema 4); a database
 #: without them (the contract's minimal shape) holds plain ``standard`` games only.

@@ -47,6 +47,9 @@ class BabOnline(Ruleset):
     """RULESET-bab-online.md."""
 
     name: ClassVar[str] = "bab-online"
+    board_word: ClassVar[str] = "bore"
+    board_level_names: ClassVar[tuple[str, ...]] = ("board", "board2", "board3", "board4")
+    rainbow: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "the web game bab-online: 13 deals 12→1→13, bores ×2/×4/×8/×16, no joker swap, rainbow bonus"
     )

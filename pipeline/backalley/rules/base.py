@@ -117,6 +117,15 @@ class Ruleset:
     option_help: ClassVar[tuple[str, ...]] = ()
     #: One line about the ruleset.
     summary: ClassVar[str] = ""
+    # How the reports and the store describe the ruleset's games (they ask these, never the name):
+    #: ``"bids"`` (each player bids; boards by level) or ``"declarations"`` (an auction of rising
+    #: declarations, one a team, with multipliers: ``pereulok``).
+    auction: ClassVar[str] = "bids"
+    #: What a board claim is called, and each board level's name (1..4).
+    board_word: ClassVar[str] = "board"
+    board_level_names: ClassVar[tuple[str, ...]] = ("board", "double", "triple", "quadruple")
+    #: Whether a deal can score the rainbow bonus (``bonus``).
+    rainbow: ClassVar[bool] = False
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         self.options = options

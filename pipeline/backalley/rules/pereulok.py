@@ -35,6 +35,7 @@ class Pereulok(Ruleset):
     """RULESETS.md §2, with the house options of §3."""
 
     name: ClassVar[str] = "pereulok"
+    auction: ClassVar[str] = "declarations"
     summary: ClassVar[str] = (
         "seed 004: a match of 2 games of 13 cards, a rising team auction with ×2/×3/×4 doubles, named trump, 10·m a trick"
     )
