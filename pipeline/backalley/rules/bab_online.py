@@ -50,6 +50,7 @@ class BabOnline(Ruleset):
     board_word: ClassVar[str] = "bore"
     board_level_names: ClassVar[tuple[str, ...]] = ("board", "board2", "board3", "board4")
     rainbow: ClassVar[bool] = True
+    levelled_boards: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "the web game bab-online: 13 deals 12→1→13, bores ×2/×4/×8/×16, no joker swap, rainbow bonus"
     )

@@ -124,6 +124,9 @@ class Ruleset:
     #: What a board claim is called, and each board level's name (1..4).
     board_word: ClassVar[str] = "board"
     board_level_names: ClassVar[tuple[str, ...]] = ("board", "double", "triple", "quadruple")
+    #: Whether a board bid names its own level (``board``, ``board2``…: bab-online's bores), rather
+    #: than taking the next level by its place among the board claims.
+    levelled_boards: ClassVar[bool] = False
     #: Whether a deal can score the rainbow bonus (``bonus``).
     rainbow: ClassVar[bool] = False
 

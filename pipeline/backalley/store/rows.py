@@ -489,9 +489,9 @@ def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int
 
     ``level`` is the side's highest bore level (bab-online; 0 without one).
     """
-    if rules.name == "pereulok":
+    if rules.auction == "declarations":
         return (_DECLARATION_K, c.value, c.mult, None) if c.mult else (_NONE_K, None, None, None)
-    if rules.name == "bab-online":
+    if rules.levelled_boards:
         return (_BOARD_K if level else _NUMBER_K), c.value, c.mult, level or None
     if c.board:  # standard: value is the claim's multiplier
         return _BOARD_K, n, c.value, c.value
@@ -511,11 +511,11 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | 
     out: list[int | None] = []
     claims = 0
     previous = 0
-    pereulok = rules.name == "pereulok"
+    declarations = rules.auction == "declarations"
     for seat_name, bid in bids:
         seat = SEAT_INDEX[seat_name]
         side = _SIDE_CODE[rules.sides[rules.side_of[seat]]]
-        level = bore_level(bid) if rules.name == "bab-online" else 0
+        level = bore_level(bid) if rules.levelled_boards else 0
         if level:
             out += (seat, _BOARD_B, None, level, BORE_MULT[level], side, None)
         elif bid == BOARD:
@@ -523,7 +523,7 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | 
             out += (seat, _BOARD_B, None, claims, claims, side, None)
         elif bid == PASS or not isinstance(bid, int):
             out += (seat, _PASS_B, 0, None, None, side, None)
-        elif pereulok:
+        elif declarations:
             out += (seat, _DECLARATION_B, bid, None, multiplier(bid, previous), side, None)
             previous = bid
         else:
@@ -655,7 +655,7 @@ def _trick_bytes(outcomes: list[DealOutcome]) -> tuple[bytes, bytes, bytes, byte
 def _levels(rules: Ruleset, bid_ints: tuple[int | None, ...]) -> list[int]:
     """Each side's highest bore level in a bab-online deal (0 without one; all 0 elsewhere)."""
     levels = [0] * len(rules.sides)
-    if rules.name == "bab-online":
+    if rules.levelled_boards:
         width = len(BID_INTS)
         for k in range(0, len(bid_ints), width):
             seat, kind, _, level = bid_ints[k : k + 4]
@@ -692,7 +692,7 @@ def _sides_of(
             (code, *_PASSED_OUT, t, p, None, rt, rp)
             for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
         ]
-    levels = _levels(rules, _bid_ints(rules, bids)) if rules.name == "bab-online" else None
+    levels = _levels(rules, _bid_ints(rules, bids)) if rules.levelled_boards else None
     by_side = o.contracts.by_side
     out: list[tuple[int | None, ...]] = []
     for s, code in enumerate(codes):
