@@ -37,7 +37,7 @@ from backalley.cards import CARD_NAMES, SEATS, cards_of
 from backalley.engine import DealState
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets
-from backalley.simulate import choose_bid, choose_play, choose_trump, final_score, player_pool, record_head
+from backalley.simulate import bid_deal, final_score, play_out, player_pool, record_head
 from tests.test_solver import SCALE
 
 RULESETS = all_rulesets()
@@ -72,19 +72,9 @@ def engine_games(rules: Ruleset, games: int, random_bids: bool = False) -> Itera
         deals = []
         dealer, number = rng.randrange(4), 1
         while number <= rules.scored_deals:
-            deck = [c for c in range(54) if rules.deck >> c & 1]
-            rng.shuffle(deck)
-            st = DealState.from_deck(number, dealer, deck, rules)
-            while st.bidding:
-                st.bid(rng.choice(st.legal_bids()) if random_bids else choose_bid(st, seated[st.to_act()].style, rng))
-            if st.naming_trump:
-                st.name_trump(choose_trump(st))
+            st = bid_deal(rules, number, dealer, seated, rng, random_bids)
             starts.append(None if st.pass_out else copy.deepcopy(st))
-            played = 0
-            for _ in range(0 if st.pass_out else 4 * st.n):
-                card = choose_play(st, seated[st.to_act()].style, rng, played)
-                st.play(card)
-                played |= 1 << card
+            play_out(st, seated, rng)
             deals.append(st.to_record())
             number = rules.next_number(number, st.pass_out)
             dealer = rules.next_dealer(dealer, st.pass_out, st.points())

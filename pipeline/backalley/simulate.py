@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import os
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -34,6 +34,7 @@ from backalley.cards import (
     CARD_SUIT,
     LJ,
     NO_TRUMP,
+    NUM_CARDS,
     SEATS,
     SUIT_MASK,
     cards_of,
@@ -338,22 +339,41 @@ def play_deals(
             number = rules.next_number(number, pass_out)
             dealer = rules.next_dealer(dealer, pass_out, points)
             continue
-        deck = [c for c in range(54) if rules.deck >> c & 1]
-        rng.shuffle(deck)
-        st = DealState.from_deck(number, dealer, deck, rules)
-        while st.bidding:
-            st.bid(choose_bid(st, seated[st.to_act()].style, rng))
-        if st.naming_trump:
-            st.name_trump(choose_trump(st))
-        played = 0
-        for _ in range(0 if st.pass_out else 4 * st.n):
-            card = choose_play(st, seated[st.to_act()].style, rng, played)
-            st.play(card)
-            played |= 1 << card
+        st = bid_deal(rules, number, dealer, seated, rng)
+        play_out(st, seated, rng)
         deals.append(st.to_record())
         number = rules.next_number(number, st.pass_out)
         dealer = rules.next_dealer(dealer, st.pass_out, st.points())
     return deals
+
+
+def bid_deal(
+    rules: Ruleset,
+    number: int,
+    dealer: int,
+    seated: Sequence[Player],
+    rng: random.Random,
+    random_bids: bool = False,
+) -> DealState:
+    """Deal ``number`` from a shuffled deck of ``rules``, then bid it (the players' styles, or any
+    legal bid at random with ``random_bids``) and name trump where the ruleset asks for it."""
+    deck = [c for c in range(NUM_CARDS) if rules.deck >> c & 1]
+    rng.shuffle(deck)
+    st = DealState.from_deck(number, dealer, deck, rules)
+    while st.bidding:
+        st.bid(rng.choice(st.legal_bids()) if random_bids else choose_bid(st, seated[st.to_act()].style, rng))
+    if st.naming_trump:
+        st.name_trump(choose_trump(st))
+    return st
+
+
+def play_out(st: DealState, seated: Sequence[Player], rng: random.Random) -> None:
+    """Play every card of a bid deal (nothing after a pass-out), each by its player's style."""
+    played = 0
+    for _ in range(0 if st.pass_out else 4 * st.n):
+        card = choose_play(st, seated[st.to_act()].style, rng, played)
+        st.play(card)
+        played |= 1 << card
 
 
 def final_score(deals: list[Record], rules: Ruleset = STANDARD) -> dict[str, int]:
