@@ -187,7 +187,7 @@ def test_opening_leader_highest_value_earliest_among_equals() -> None:
 
 def test_four_passes_redeal_and_other_integers_count_zero() -> None:
     assert BAB.is_pass_out(["pass"] * 4)
-    assert BAB.is_pass_out([13, "pass", "pass", "pass"])  # any other integer counts 0 (docs/rules.md §14.3, "Contracts")
+    assert BAB.is_pass_out([13, "pass", "pass", "pass"])  # 13 counts 0 (docs/rules.md §14.3, "Contracts")
     assert bid_value(0) == 0 and bid_value(-2) == 0 and bid_value(12) == 12 and bid_value("board4") == 16
 
 
