@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-#: RECORD.md's example deal (deal 11, hand size 3, dealer N, trump 5H; the stock left out).
+#: The example deal of docs/record-format.md (deal 11, hand size 3, dealer N, trump 5H; the stock left out).
 _RECORD_EXAMPLE_DEAL: dict[str, Any] = {
     "number": 11,
     "dealer": "N",
@@ -27,5 +27,5 @@ _RECORD_EXAMPLE_DEAL: dict[str, Any] = {
 
 
 def record_example_deal() -> dict[str, Any]:
-    """A fresh copy of RECORD.md's example deal (callers may change it)."""
+    """A fresh copy of the example deal of docs/record-format.md (callers may change it)."""
     return copy.deepcopy(_RECORD_EXAMPLE_DEAL)

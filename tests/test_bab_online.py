@@ -50,7 +50,7 @@ def codes(r: Replay) -> list[tuple[str, str]]:
     return [(v.code, v.path) for v in r.violations if v.severity == "error"]
 
 
-#: RULESET-bab-online.md §12: deal 5, hand size 4, trump hearts.
+#: docs/rules.md §14.3, the example: deal 5, hand size 4, trump hearts.
 EXAMPLE_DEAL: dict[str, Any] = {
     "number": 5,
     "dealer": "N",
@@ -92,7 +92,7 @@ def full_game_with(deal: dict[str, Any]) -> dict[str, Any]:
     raise AssertionError("no seed has N dealing deal 5")
 
 
-# --- §3 schedule and dealers -------------------------------------------------------------------
+# --- schedule and dealers ----------------------------------------------------------------------
 
 
 def test_schedule_twelve_down_to_one_up_to_thirteen() -> None:
@@ -108,7 +108,7 @@ def test_redeal_by_the_same_dealer() -> None:
     assert BAB.next_number(4, True) == 4
 
 
-# --- §4-§5 trump card, no joker swap, the kept joker -------------------------------------------
+# --- trump card, no joker swap, the kept joker -------------------------------------------------
 
 
 def test_turned_joker_no_swap_and_the_other_joker_is_the_only_trump() -> None:
@@ -136,7 +136,7 @@ def test_any_recorded_joker_swap_is_a_fault() -> None:
     assert ("JOKER_SWAP", "/deals/0/joker_swap") in codes(r)
 
 
-# --- §6 bidding -----------------------------------------------------------------------------------
+# --- bidding --------------------------------------------------------------------------------------
 
 
 def test_numbers_up_to_the_hand_size_and_twelve() -> None:
@@ -176,7 +176,7 @@ def test_lone_board_on_thirteen_cards_is_times_one() -> None:
     assert (con.ns.value, con.ns.mult) == (13, 1)
     assert (con.ew.value, con.ew.mult) == (13, 4)
     assert con.opening_leader == W
-    # BAB §12: if EW take all 13
+    # if EW take all 13: every trick at ×4
     assert BAB.score(con.ew, 13, 13) == 520 and BAB.score(con.ns, 0, 13) == -130
 
 
@@ -187,11 +187,11 @@ def test_opening_leader_highest_value_earliest_among_equals() -> None:
 
 def test_four_passes_redeal_and_other_integers_count_zero() -> None:
     assert BAB.is_pass_out(["pass"] * 4)
-    assert BAB.is_pass_out([13, "pass", "pass", "pass"])  # a bot's 13 counts 0 (BAB §10.4)
+    assert BAB.is_pass_out([13, "pass", "pass", "pass"])  # 13 counts 0 (docs/rules.md §14.3, "Contracts")
     assert bid_value(0) == 0 and bid_value(-2) == 0 and bid_value(12) == 12 and bid_value("board4") == 16
 
 
-# --- §7 play --------------------------------------------------------------------------------------
+# --- play -----------------------------------------------------------------------------------------
 
 
 def test_trump_lead_no_board_claimer_exception() -> None:
@@ -220,7 +220,7 @@ def test_little_blooper_is_an_ordinary_trump_lead() -> None:
     assert BAB.follow_fault(LJ, HEARTS, 1) == "REVOKE"
 
 
-# --- §8 scoring -----------------------------------------------------------------------------------
+# --- scoring --------------------------------------------------------------------------------------
 
 
 def test_scoring_examples_of_section_8_3() -> None:
@@ -246,7 +246,7 @@ def test_rainbow_bonus_only_on_the_four_card_deal() -> None:
     assert BAB.bonus(joker, NO_TRUMP, 4) == (0, 0)  # without a trump suit it is no suit
 
 
-# --- §12 worked examples --------------------------------------------------------------------------
+# --- worked examples ------------------------------------------------------------------------------
 
 
 def test_worked_example_deal_five() -> None:

@@ -17,8 +17,23 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "data"
 README_MAX_LINES = 300
 #: Markdown links and images ``[text](target)`` and HTML ``href``/``src`` attributes.
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|(?:href|src)=\"([^\"]+)\"")
-#: Documents a user of the repository does not have.
-FOREIGN = re.compile(r"\.\./shared|/work/shared|\bRECORD\.md\b|\bRULES\.md\b|\bRULESETS?(?:-[\w-]+)?\.md\b")
+#: Documents a user of the repository does not have, and the short forms of their sections (``RS§4``, ``BAB§6``).
+FOREIGN = re.compile(
+    r"\.\./shared|/work/shared|\bRECORD\.md\b|\bRULES\.md\b|\bRULESETS?(?:-[\w-]+)?(?:\.md)?\s*§|\bRULESETS?(?:-[\w-]+)?\.md\b"
+    r"|\bSHEETS\.md\b|\bOBSERVED\.md\b|\b(?:RS|BAB|R) ?§"
+)
+#: The sources, tests, benchmarks, schemas and build files: their comments and docstrings cite docs/, not those.
+#: tests/test_docs.py is left out: it spells the names it looks for.
+SOURCES = sorted(
+    {
+        *(p for ext in ("py", "c", "pyi") for p in (ROOT / "pipeline").rglob(f"*.{ext}")),
+        *(ROOT / "tests").rglob("*.py"),
+        *(p for p in (ROOT / "benchmarks").rglob("*") if p.is_file() and p.suffix in {".py", ".md", ".json", ".toml"}),
+        *(ROOT / "schemas").rglob("*.json"),
+        *(p for name in ("README.md", "Makefile", "pyproject.toml", "setup.py") if (p := ROOT / name).is_file()),
+    }
+    - {Path(__file__).resolve()}
+)
 
 
 def links(text: str) -> list[str]:
@@ -43,6 +58,37 @@ def test_the_link_check_catches_bad_links() -> None:
     """The check above is not vacuous: it finds every kind of link the documents use."""
     assert links('[a](docs/x.md) ![i](p.png) <a href="y.html">') == ["docs/x.md", "p.png", "y.html"]
     assert FOREIGN.findall("see [spec](../shared/spec/RECORD.md)")
+
+
+def test_sources_cite_no_foreign_document() -> None:
+    """Comments and docstrings point to docs/ (rules.md, record-format.md, ...), which users have."""
+    assert len(SOURCES) > 50 and ROOT / "pipeline" / "backalley" / "_fastplay.c" in SOURCES
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in SOURCES
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if FOREIGN.search(line)
+    ]
+    assert not found, "cite docs/ instead of documents outside the repository:\n" + "\n".join(found)
+
+
+def test_the_foreign_pattern_catches_every_form() -> None:
+    for text in (
+        "(RULESETS.md §2.8)",
+        "RULESET-bab-online.md §12",
+        "by RULESETS §2.5",
+        "(RULESET-bab-online §6)",
+        "(RS§4.4)",
+        "(BAB§10.4)",
+        "BAB §12",
+        "(R§4)",
+        "RECORD.md's code table",
+        "SHEETS.md",
+        "OBSERVED.md",
+    ):
+        assert FOREIGN.search(text), text
+    for text in ("docs/rules.md §14.2", "docs/record-format.md", "board claims ×1…×4", "§7: play"):
+        assert not FOREIGN.search(text), text
 
 
 def test_help_texts_name_no_foreign_document() -> None:

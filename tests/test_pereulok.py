@@ -46,7 +46,7 @@ def errors(r: Replay) -> list[tuple[str, str]]:
     return [(v.code, v.path) for v in r.violations if v.severity == "error"]
 
 
-#: RULESETS.md §2.11, game 1.
+#: The example game of docs/rules.md §14.2 (game 1 of a match).
 GAME_1: dict[str, Any] = {
     "number": 1,
     "dealer": "N",
@@ -82,7 +82,7 @@ GAME_1: dict[str, Any] = {
 }
 
 
-# --- §2.3-§2.4 match, deals, dealing --------------------------------------------------------------
+# --- match, deals, dealing ------------------------------------------------------------------------
 
 
 def test_a_match_is_two_games_of_thirteen_cards_two_left_undealt() -> None:
@@ -96,7 +96,7 @@ def test_no_joker_swap_and_no_turned_card() -> None:
     assert not PER.has_joker_swap
 
 
-# --- §2.5 the auction ---------------------------------------------------------------------------
+# --- the auction --------------------------------------------------------------------------------
 
 
 def test_each_declaration_higher_than_the_previous() -> None:
@@ -134,7 +134,7 @@ def test_four_passes_pass_out_and_left_deals_again() -> None:
     assert PER.next_number(1, True) == 1
 
 
-# --- §2.6-§2.8 trump and play -----------------------------------------------------------------
+# --- trump and play ---------------------------------------------------------------------------
 
 
 def test_both_jokers_belong_to_the_trump_suit() -> None:
@@ -165,7 +165,7 @@ def test_small_joker_lead_is_a_plain_trump_lead() -> None:
     assert PER.follow_fault(LJ, CLUBS, 1) == "REVOKE"
 
 
-# --- §2.9-§2.10 scoring and the next dealer ----------------------------------------------------
+# --- scoring and the next dealer ---------------------------------------------------------------
 
 
 def test_made_declaration_scores_every_trick_failed_or_none_scores_zero() -> None:
@@ -183,7 +183,7 @@ def test_next_dealer_nearest_of_the_losing_side() -> None:
     assert PER.next_dealer(N, False, (50, 50)) == E
 
 
-# --- §2.11 worked example ---------------------------------------------------------------------------
+# --- worked example ---------------------------------------------------------------------------------
 
 
 def test_worked_example_game_one() -> None:
@@ -213,7 +213,7 @@ def test_worked_example_game_two_auction_and_dealer() -> None:
     assert PER.deal_points(con, (12, 1), 13) == (120, 0)
 
 
-# --- §3 house options ----------------------------------------------------------------------------------
+# --- house options -------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

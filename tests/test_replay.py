@@ -1,8 +1,8 @@
-"""The validator's violation codes (RECORD.md) on hand-made records.
+"""The validator's violation codes (docs/record-format.md) on hand-made records.
 
 A small valid base record (deals 1..10 played legally by the engine, then the
-RECORD.md example deal 11) is mutated one fault at a time; each test asserts
-the exact code, path, deal, trick and seat that RECORD.md specifies.  Records
+example deal 11 of docs/record-format.md) is mutated one fault at a time; each test asserts
+the exact code, path, deal, trick and seat that docs/record-format.md specifies.  Records
 go through :func:`backalley.validate.check` as bytes, as the CLI does.
 """
 
@@ -71,7 +71,7 @@ def bids(*pairs: tuple[str, Any]) -> list[dict[str, Any]]:
 
 
 def example_deal() -> dict[str, Any]:
-    """The example deal of RECORD.md (deal 11, dealer N, trump hearts, W claims board)."""
+    """The example deal of docs/record-format.md (deal 11, dealer N, trump hearts, W claims board)."""
     return record_example_deal()
 
 
@@ -113,7 +113,7 @@ def make_record(deals: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
 
 
 def base(deal11: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Deals 1..10 and the given deal 11 (default: the RECORD.md example)."""
+    """Deals 1..10 and the given deal 11 (default: the docs/record-format.md example)."""
     return make_record([*filler(), example_deal() if deal11 is None else deal11])
 
 
@@ -593,10 +593,9 @@ def test_duplicate_card_between_hands() -> None:
 
 
 def test_duplicate_card_seat_is_null() -> None:
-    # RECORD.md: "seat is the seat whose action is at fault (the bidder, the player of the card, the seat
-    # that led a trick it should not have, the holder of a wrong-sized hand, the seat named in a wrong swap
-    # or else the joker's holder for JOKER_SWAP, the dealer for DEALER), null for faults of the deal or the
-    # record": a card dealt twice is a fault of the deal, and its holders took no action.
+    # docs/record-format.md, "Violations": the seat is the seat whose action is at fault, and null for a
+    # fault of the deal or the record (the seat column of DUPLICATE_CARD): a card dealt twice is a fault
+    # of the deal, and its holders took no action.
     d = example_deal()
     d["hands"]["E"][0] = "KS"
     d["tricks"][0]["cards"][2] = "KS"
@@ -1145,7 +1144,7 @@ def test_report_shape() -> None:
 
 
 def _example_report_record() -> dict[str, Any]:
-    """Three deals giving exactly the example report of RECORD.md."""
+    """Three deals giving exactly the example report of docs/record-format.md ("The JSON Lines report")."""
 
     def search(number: int, dealer: int, bid_list: list[Any], want: tuple[int, int]) -> dict[str, Any]:
         rng = random.Random(number)
@@ -1347,7 +1346,7 @@ def test_replay_never_raises_on_mutated_record(data: st.DataObject) -> None:
 
 
 def test_deal_checks_hand_size_before_duplicate_card() -> None:
-    # deal checks come in the order of RECORD.md's code table: every HAND_SIZE before any DUPLICATE_CARD
+    # deal checks come in the order of the code table of docs/record-format.md: every HAND_SIZE before any DUPLICATE_CARD
     d = example_deal()
     d["hands"]["E"][0] = "KS"  # a second KS (N holds one): DUPLICATE_CARD at E's hand
     d["tricks"][0]["cards"][2] = "KS"

@@ -1,4 +1,4 @@
-"""One test per rule of RULES.md (ruleset ``standard``), on hand-made cards.
+"""One test per rule of docs/rules.md (ruleset ``standard``), on hand-made cards.
 
 The tests call :mod:`backalley.rules` and :class:`backalley.engine.DealState`
 directly; the few rules that concern a sequence of dealings (pass-out and
@@ -282,7 +282,7 @@ def test_opening_leader_highest_number_first_bidder_wins_tie() -> None:
 
 def test_no_opening_leader_when_all_pass_or_zero() -> None:
     assert bidding((E, "pass"), (S, "pass"), (W, "pass"), (N, "pass")).opening_leader is None
-    # out-of-range bids of 0 count at face value (RECORD.md): still no number >= 1
+    # out-of-range bids of 0 count at face value (docs/rules.md §12): still no number >= 1
     assert bidding((E, 0), (S, "pass"), (W, 0), (N, "pass")).opening_leader is None
 
 
@@ -466,7 +466,7 @@ def test_score_pass_out_is_zero() -> None:
     assert st.legal_plays() == 0
 
 
-# --- §9: the worked example --------------------------------------------------------------------
+# --- §10: the worked example -------------------------------------------------------------------
 
 
 def worked_example_contracts() -> Any:
@@ -501,7 +501,7 @@ def test_worked_example_double_board() -> None:
     assert score(con.ew, 0, 3) == -30
 
 
-# --- through the replay: the deal schedule and the RECORD.md example ---------------------------
+# --- through the replay: the deal schedule and the docs/record-format.md example ---------------
 
 
 def engine_deal(number: int, dealer: int, rng: random.Random, bids: list[Any] | None = None) -> dict[str, Any]:

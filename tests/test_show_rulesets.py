@@ -86,7 +86,7 @@ def side_of(rec: Record, seat: str) -> str:
 
 
 def declarations(d: Record) -> list[tuple[str, int, int]]:
-    """pereulok: (seat, declared tricks, multiplier) of every call, the multiplier by RULESETS §2.5."""
+    """pereulok: (seat, declared tricks, multiplier) of every call, the multiplier by docs/rules.md §14.2, "Auction"."""
     out, previous = [], 0
     for b in d["bids"]:
         if isinstance(b["bid"], int):
@@ -168,7 +168,7 @@ def expected_meaning(rec: Record, d: Record, k: int) -> str:
         text = f"declares {bid}, ×{m}" + {1: "", 2: " (double)", 3: " (triple)", 4: " (quadruple)"}[m]
     elif rec["ruleset"] == "bab-online" and isinstance(bid, str) and bid.startswith("board"):
         level = int(bid[5:] or 1)
-        text = f"board level {level}, ×{2**level}"  # bores ×2, ×4, ×8, ×16 (RULESET-bab-online §6)
+        text = f"board level {level}, ×{2**level}"  # bores ×2, ×4, ×8, ×16 (docs/rules.md §14.3, "Contracts")
     elif isinstance(bid, int):
         text = f"{bid} trick" + ("" if bid == 1 else "s")
     else:

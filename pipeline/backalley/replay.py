@@ -71,7 +71,7 @@ CODES = (
     "FINAL_SCORE_MISMATCH",
     "INCOMPLETE",
 )
-#: The codes format 2 adds (RULESETS.md §5.1, RULESET-bab-online.md §10.1).
+#: The codes format 2 adds (docs/rules.md §14; their triggers per ruleset in §14.1-§14.3).
 CODES_V2 = ("TRUMP", "NOT_IN_DECK", "BID_LOW", "BID_TWICE", "LOWEST_TRUMP", "BORE_LEVEL")
 #: The code that ends a record's violations when more than :data:`MAX_VIOLATIONS` were found.
 TOO_MANY: Final = "TOO_MANY"

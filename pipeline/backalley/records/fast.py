@@ -198,7 +198,7 @@ def _nfc_players(rec: "FastRecord | FastRecordV2") -> FastPlayers:
     return p
 
 
-# --- format version 2 (RULESETS.md §4, RULESET-bab-online.md §9) --------------------------
+# --- format version 2 (docs/rules.md §14) ------------------------------------------------------
 
 OptionName = Literal["no_jokers", "short_deck", "spades_trump", "no_partnerships"]
 Suit = Literal["S", "H", "D", "C"]

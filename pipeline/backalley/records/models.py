@@ -236,7 +236,7 @@ def json_schema_text(version: int = 1) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
-# --- format version 2 (RULESETS.md §4, RULESET-bab-online.md §9) --------------------------
+# --- format version 2 (docs/rules.md §14) ------------------------------------------------------
 #
 # One model per ruleset (pydantic, authoritative), chosen by the record's
 # ``ruleset`` field; what depends on the options (the deal numbers, the side

@@ -34,7 +34,7 @@ def bore_level(bid: Bid) -> int:
 
 
 def bid_value(bid: Bid) -> int:
-    """bab-online's ``BID_RANKS``: pass 0, k for 1..12, bores 13..16; anything else 0 (BAB§10.4)."""
+    """bab-online's ``BID_RANKS``: pass 0, k for 1..12, bores 13..16; anything else 0 (docs/rules.md §14.3, "Contracts")."""
     level = bore_level(bid)
     if level:
         return 12 + level
@@ -44,7 +44,7 @@ def bid_value(bid: Bid) -> int:
 
 
 class BabOnline(Ruleset):
-    """RULESET-bab-online.md."""
+    """docs/rules.md §14.3."""
 
     name: ClassVar[str] = "bab-online"
     board_word: ClassVar[str] = "bore"
@@ -66,24 +66,24 @@ class BabOnline(Ruleset):
     # -- schedule -------------------------------------------------------------------
 
     def hand_size(self, number: int) -> int:
-        """12, 10, 8, 6, 4, 2, 1, 3, 5, 7, 9, 11, 13 (BAB§3)."""
+        """12, 10, 8, 6, 4, 2, 1, 3, 5, 7, 9, 11, 13 (docs/rules.md §14.3, "Schedule")."""
         return 14 - 2 * number if number <= 6 else 2 * number - 13
 
     def joker_swap(self, trump_card: int, hands: Sequence[int]) -> tuple[int, int]:
-        """No swap: a turned joker leaves the other joker with its holder (BAB§4)."""
+        """No swap: a turned joker leaves the other joker with its holder (docs/rules.md §14.3, "No joker swap")."""
         return (-1, -1)
 
     def swap_discard(self, trump_card: int) -> int:
         return -1
 
     def next_dealer(self, dealer: int, pass_out: bool, points: Sequence[int]) -> int:
-        """Left of the dealer; the same dealer again after a redeal (BAB§3)."""
+        """Left of the dealer; the same dealer again after a redeal (docs/rules.md §14.3, "Schedule")."""
         return dealer if pass_out else (dealer + 1) & 3
 
     # -- trump -------------------------------------------------------------------------
 
     def trump_mask(self, trump: int) -> int:
-        """With a joker turned the jokers are the only trumps, a suit of their own (BAB§5.2)."""
+        """With a joker turned the jokers are the only trumps, a suit of their own (docs/rules.md §14.3, "No joker swap")."""
         return SUIT_MASK[trump] | JOKERS if trump < NO_TRUMP else JOKERS
 
     def suit_of(self, card: int, trump: int) -> int:
@@ -104,7 +104,7 @@ class BabOnline(Ruleset):
         return [PASS, *range(1, min(n, 12) + 1), BORES[0]]
 
     def legal_bids_after(self, n: int, seat: int, bids: Sequence[tuple[int, Bid]]) -> list[Bid]:
-        """Numbers 1…min(n, 12), and the one next bore level (BAB§6.2)."""
+        """Numbers 1…min(n, 12), and the one next bore level (docs/rules.md §14.3, "Bids")."""
         top = max((bore_level(b) for _, b in bids), default=0)
         bore = [BORES[top]] if top < 4 else []
         return [PASS, *range(1, min(n, 12) + 1), *bore]
@@ -135,11 +135,11 @@ class BabOnline(Ruleset):
         return tuple(out)
 
     def is_pass_out(self, bids: Sequence[Bid]) -> bool:
-        """A redeal: all four values 0 (BAB§6.5, §10.4)."""
+        """A redeal: all four values 0 (docs/rules.md §14.3, "Schedule", "Contracts")."""
         return len(bids) == PLAYERS and all(bid_value(b) == 0 for b in bids)
 
     def compute_contracts(self, bids: tuple[tuple[int, Bid], ...], n: int) -> Contracts:
-        """BAB§6.3-6.4: value V per team; V ≤ n: contract V ×1; else n at the team's highest bore.
+        """docs/rules.md §14.3, "Contracts": value V per team; V ≤ n: contract V ×1; else n at the team's highest bore.
 
         The opening leader bid the highest value, the earliest among equals.
         """
@@ -161,7 +161,7 @@ class BabOnline(Ruleset):
     # -- scoring ---------------------------------------------------------------------------
 
     def score(self, contract: Contract, tricks: int, n: int) -> int:
-        """BAB§8.1 (without the rainbow bonus): 10·C·m + overtricks, or −10·C·m."""
+        """docs/rules.md §14.3, "Scoring" (without the rainbow bonus): 10·C·m + overtricks, or −10·C·m."""
         c = contract.value
         if tricks >= c:
             return 10 * c * contract.mult + tricks - c

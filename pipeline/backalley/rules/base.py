@@ -106,7 +106,7 @@ class Ruleset:
 
     Subclasses must set the deck and sides in ``__init__`` and implement the
     bidding (:meth:`bid_in_range`, :meth:`contracts`), :meth:`score` and the
-    schedule.  The defaults here are those of ``standard`` (RULES.md).
+    schedule.  The defaults here are those of ``standard`` (docs/rules.md §1-§8).
     """
 
     #: The registry name (``standard``, ``pereulok``, ``bab-online``).
@@ -141,15 +141,15 @@ class Ruleset:
         #: Side names and the side of each seat.
         self.sides: tuple[str, ...] = ("NS", "EW")
         self.side_of: tuple[int, ...] = (0, 1, 0, 1)
-        #: Whether a turned joker makes the other joker's holder swap it (R§4).
+        #: Whether a turned joker makes the other joker's holder swap it (docs/rules.md §4).
         self.has_joker_swap = True
         #: Whether the declarer names trump (no card is turned).
         self.trump_named = False
         #: Whether :meth:`bonus` can be non-zero.
         self.has_bonus = False
-        #: RECORD.md codes that never arise in this ruleset.
+        #: Format-1 codes (docs/record-format.md, "Violations") that never arise in this ruleset.
         self.impossible_codes: tuple[str, ...] = ()
-        #: Violation codes this ruleset can report beyond RECORD.md's.
+        #: Violation codes this ruleset can report beyond format 1's (docs/rules.md §14).
         self.extra_codes: tuple[str, ...] = ()
         self._contracts: dict[tuple[tuple[tuple[int, Bid], ...], int], Contracts] = {}
         self._tables: FastTables | None = None
@@ -189,7 +189,7 @@ class Ruleset:
         return self.stock_size(n) > 0
 
     def deal_trump(self, n: int, trump_card: int, stock_top: int, named: int) -> int:
-        """The trump the replay uses (RS§4.4): ``-1`` means "not recorded" for each input."""
+        """The trump the replay uses: ``-1`` means "not recorded" for each input."""
         if not self.turns_card(n):
             return NO_TRUMP
         card = trump_card if trump_card >= 0 else stock_top

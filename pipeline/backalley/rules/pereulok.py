@@ -1,4 +1,4 @@
-"""Ruleset ``pereulok``: the game of seed 004 ("Глухой переулок"), RULESETS.md §2.
+"""Ruleset ``pereulok``: the game of seed 004 ("Глухой переулок"), docs/rules.md §14.2.
 
 A match of 2 games, each one deal of 13 cards (10 with ``short_deck``); a
 rising auction in which each team declares at most once and an exact double,
@@ -18,12 +18,12 @@ from backalley.cards import BJ, NO_TRUMP, SPADES
 from backalley.rules.base import FREE, HIGHEST_TRUMP, LOWEST_TRUMP, PASS, PLAYERS, Bid, Contract, Contracts, Ruleset
 from backalley.rules.standard import OPTION_HELP, OPTIONS, deck_of, set_sides
 
-#: Every seat may lead trump at any time (RULESETS.md §2.8).
+#: Every seat may lead trump at any time (docs/rules.md §14.2, "Play").
 ALL_SEATS = 0b1111
 
 
 def multiplier(declaration: int, previous: int) -> int:
-    """×2, ×3 or ×4 for an exact multiple of the previous declaration (≥ 1), else ×1 (§2.5)."""
+    """×2, ×3 or ×4 for an exact multiple of the previous declaration (≥ 1), else ×1 (docs/rules.md §14.2, "Auction")."""
     if previous >= 1:
         for m in (2, 3, 4):
             if declaration == m * previous:
@@ -32,7 +32,7 @@ def multiplier(declaration: int, previous: int) -> int:
 
 
 class Pereulok(Ruleset):
-    """RULESETS.md §2, with the house options of §3."""
+    """docs/rules.md §14.2, with the house options of §14.1."""
 
     name: ClassVar[str] = "pereulok"
     auction: ClassVar[str] = "declarations"
@@ -73,13 +73,13 @@ class Pereulok(Ruleset):
         return not self.spades
 
     def deal_trump(self, n: int, trump_card: int, stock_top: int, named: int) -> int:
-        """Spades with ``spades_trump``; else the named trump, none when it is missing (RS§4.4)."""
+        """Spades with ``spades_trump``; else the named trump, none when it is missing (a missing one is ``TRUMP``)."""
         if self.spades:
             return SPADES
         return named if named >= 0 else NO_TRUMP
 
     def next_dealer(self, dealer: int, pass_out: bool, points: Sequence[int]) -> int:
-        """After a pass-out the left; after a game the nearest seat of a side with the fewest points (§2.10)."""
+        """After a pass-out the left; after a game the nearest seat of a side with the fewest points (docs/rules.md §14.2, "Next dealer")."""
         if pass_out or not points:
             return (dealer + 1) & 3
         low = min(points)
@@ -116,7 +116,7 @@ class Pereulok(Ruleset):
         return "a declaration must be higher than the previous one"
 
     def bid_faults(self, n: int, bids: tuple[tuple[int, Bid], ...]) -> tuple[tuple[int, str], ...]:
-        """Per call, the first of BID_RANGE, BID_TWICE, BID_LOW (RS§5.1); declarations as recorded."""
+        """Per call, the first of BID_RANGE, BID_TWICE, BID_LOW (docs/rules.md §14.2, "Auction"); declarations as recorded."""
         out: list[tuple[int, str]] = []
         declared: set[int] = set()
         previous: int | None = None
@@ -181,7 +181,7 @@ class Pereulok(Ruleset):
     # -- scoring ------------------------------------------------------------------------------
 
     def score(self, contract: Contract, tricks: int, n: int) -> int:
-        """10·m per trick taken for a made declaration; 0 for a failed one or none (§2.9)."""
+        """10·m per trick taken for a made declaration; 0 for a failed one or none (docs/rules.md §14.2, "Scoring")."""
         if contract.mult and tricks >= contract.value:
             return 10 * contract.mult * tricks
         return 0

@@ -1,4 +1,4 @@
-"""Ruleset ``standard`` (RULES.md) and its four house options (RULESETS.md §3).
+"""Ruleset ``standard`` (docs/rules.md §1-§13) and its four house options (docs/rules.md §14.1).
 
 Without options this is the dialect of record format 1.  The options change
 only what they name: ``no_jokers`` and ``short_deck`` the deck (and with it the
@@ -13,7 +13,7 @@ from typing import ClassVar
 from backalley.cards import JOKERS, SPADES
 from backalley.rules.base import BOARD, Bid, Contract, Contracts, Ruleset
 
-#: The house options of seed 004, in their canonical order (RULESETS.md §1.2).
+#: The house options of seed 004, in their canonical order (docs/rules.md §14.1).
 OPTIONS = ("no_jokers", "short_deck", "spades_trump", "no_partnerships")
 OPTION_HELP = (
     "without jokers: a 52-card deck (40 with short_deck); no joker swap, no Blooper rules",
@@ -26,7 +26,7 @@ LOW_CARDS = sum(0b111 << (13 * s) for s in range(4))
 
 
 def deck_of(options: tuple[str, ...]) -> int:
-    """The deck of the options (RULESETS.md §1.4)."""
+    """The deck of the options (docs/rules.md §14.1)."""
     deck = (1 << 54) - 1
     if "no_jokers" in options:
         deck &= ~JOKERS
@@ -43,7 +43,7 @@ def set_sides(rules: Ruleset, options: tuple[str, ...]) -> None:
 
 
 class Standard(Ruleset):
-    """25 deals of 13→1→13 cards, a turned trump card, board claims ×1…×4 (RULES.md)."""
+    """25 deals of 13→1→13 cards, a turned trump card, board claims ×1…×4 (docs/rules.md)."""
 
     name: ClassVar[str] = "standard"
     summary: ClassVar[str] = "25 deals 13→1→13, a turned trump card, the joker swap, board claims ×1…×4"
@@ -64,7 +64,7 @@ class Standard(Ruleset):
             self.extra_codes = ("TRUMP", "NOT_IN_DECK") if self.deck != (1 << 54) - 1 else ("TRUMP",)
 
     def turns_card(self, n: int) -> bool:
-        """A card is turned unless spades are always trump or no card is left (RULESETS.md §3.1, §3.3)."""
+        """A card is turned unless spades are always trump or no card is left (docs/rules.md §14.1)."""
         return not self.spades and self.stock_size(n) > 0
 
     def deal_trump(self, n: int, trump_card: int, stock_top: int, named: int) -> int:
@@ -73,7 +73,7 @@ class Standard(Ruleset):
         return super().deal_trump(n, trump_card, stock_top, named)
 
     def compute_contracts(self, bids: tuple[tuple[int, Bid], ...], n: int) -> Contracts:
-        """Contracts and opening leader from ``(seat, bid)`` pairs in bidding order (§6, §7).
+        """Contracts and opening leader from ``(seat, bid)`` pairs in bidding order (docs/rules.md §6, §7).
 
         Board claims are numbered in bidding order (board, double, triple,
         quadruple); a side with a claim holds a board contract at the highest
@@ -107,7 +107,7 @@ class Standard(Ruleset):
         return Contracts(by_side, leader, claimers, claimers)
 
     def score(self, contract: Contract, tricks: int, n: int) -> int:
-        """Points for one side in one deal (§8)."""
+        """Points for one side in one deal (docs/rules.md §8)."""
         if contract.board:
             made = tricks == n
             return (10 if made else -10) * n * contract.value

@@ -342,7 +342,7 @@ class Service:
     # -- figures --------------------------------------------------------------------------
 
     def reports(self, items: list[Item]) -> list[dict[str, Any]]:
-        """The JSON Lines report object of every record (RECORD.md), in order; stores nothing."""
+        """The JSON Lines report object of every record (docs/record-format.md, "The JSON Lines report"), in order; stores nothing."""
         return self.replays.reports(items, self.settings.max_record)
 
     def warm(self) -> None:
