@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from backalley.store.database import Store, StoreError, one_line
+from backalley.store.outputs import protected
 from backalley.store.schema import GAME_TABLES, SCHEMA_VERSION, TABLES
 
 #: Rows per Parquet file to aim at, per table (games carry the raw text, so fewer).
@@ -55,8 +56,6 @@ def export(store: Store, out_dir: Path, *, force: bool = False) -> dict[str, Any
         if not force:
             raise StoreError(f"{out_dir}: not empty (use --force to replace an earlier export)")
         check_earlier_export(out_dir)
-    from backalley.store.outputs import protected  # it reads what this module defines
-
     protected(store.path, store.con).check_tree(out_dir, "export to")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     for left in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.*-*"):  # what a killed export left
