@@ -215,21 +215,22 @@ def test_item1_export_force_replaces_an_earlier_export_atomically(
     small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import backalley.store.database
+    import backalley.store.export
 
     out = tmp_path / "out"
     assert runner.invoke(app, ["export", str(out), "--db", str(small_db)]).exit_code == 0
     before = tree(out)
-    real = backalley.store.database._write_export
+    real = backalley.store.export._write_export
 
     def failing(store: Any, folder: Path) -> dict[str, Any]:
         real(store, folder)
         raise backalley.store.database.StoreError("export of plays failed: disk full")
 
-    monkeypatch.setattr(backalley.store.database, "_write_export", failing)
+    monkeypatch.setattr(backalley.store.export, "_write_export", failing)
     result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
     assert result.exit_code == 2 and "disk full" in result.stderr
     assert tree(out) == before and leftovers(tmp_path) == []  # the old export stands, nothing half-written
-    monkeypatch.setattr(backalley.store.database, "_write_export", real)
+    monkeypatch.setattr(backalley.store.export, "_write_export", real)
     result = runner.invoke(app, ["export", str(out), "--db", str(small_db), "--force"])
     assert result.exit_code == 0, result.output
     assert set(tree(out)) == set(before) and leftovers(tmp_path) == []

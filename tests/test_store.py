@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from backalley.cli.app import app
 from backalley.replay import replay
 from backalley.rules import SCORED_DEALS
-from backalley.store import database as store_mod
 from backalley.store import ingest as ingest_mod
+from backalley.store import migrations, schema
 from backalley.store.database import (
     NotAStoreError,
     QueryError,
@@ -29,8 +29,8 @@ from backalley.store.database import (
     Store,
     StoreError,
     StoreLockedError,
-    export,
 )
+from backalley.store.export import export
 from backalley.store.ingest import ingest
 from tests.store_games import game_lines
 
@@ -102,7 +102,7 @@ def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     out: dict[str, list[tuple[Any, ...]]] = {}
     con = duckdb.connect(str(db), read_only=True)
     try:
-        for t in store_mod.TABLES:
+        for t in schema.TABLES:
             if t == "ingest_runs":
                 continue
             cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall() if r[0] not in VOLATILE]
@@ -406,8 +406,8 @@ def _set_version(db: Path, version: str) -> None:
 def test_schema_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     db = tmp_path / "s.duckdb"
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION
-    _set_version(db, str(store_mod.SCHEMA_VERSION + 1))
+        assert s.schema_version() == schema.SCHEMA_VERSION
+    _set_version(db, str(schema.SCHEMA_VERSION + 1))
     with pytest.raises(SchemaVersionError, match="newer backalley"):
         Store.open(db)
     with pytest.raises(SchemaVersionError, match="upgrade"):
@@ -425,9 +425,9 @@ def test_schema_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         ran.append(0)
         con.execute("CREATE TABLE migrated (a INTEGER)")
 
-    monkeypatch.setitem(store_mod.MIGRATIONS, 0, step)
+    monkeypatch.setitem(migrations.MIGRATIONS, 0, step)
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION
+        assert s.schema_version() == schema.SCHEMA_VERSION
         assert s.count("games") == 0
     assert ran == [0]
 
@@ -597,8 +597,8 @@ def test_export_of_empty_tables_keeps_their_columns(tmp_path: Path) -> None:
     out = tmp_path / "export"
     with Store.open_readonly(db, external_access=True) as s:
         export(s, out)
-        columns = {t: [r[0] for r in s.con.execute(f"DESCRIBE {t}").fetchall()] for t in store_mod.TABLES}
-    for t in store_mod.TABLES:
+        columns = {t: [r[0] for r in s.con.execute(f"DESCRIBE {t}").fetchall()] for t in schema.TABLES}
+    for t in schema.TABLES:
         frame = pl.scan_parquet(out / t / "**" / "*.parquet", hive_partitioning=False).collect()
         assert frame.height == 0 and frame.columns == columns[t], t
 

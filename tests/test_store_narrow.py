@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from backalley.cli.app import app
 from backalley.store import database as store_mod
+from backalley.store import functions, migrations, schema
 from backalley.store.database import Store
 from backalley.store.ingest import ingest
 
@@ -29,7 +30,7 @@ SAMPLE = ROOT / "data" / "sample"
 #: Sample files as they were when ``store-v4.duckdb.gz`` was written (regenerated since).
 V4_SAMPLES = ROOT / "tests" / "fixtures" / "store-v4-samples"
 #: Every name users query: the version-4 tables and the views.
-NAMES = (*store_mod.TABLES, *store_mod.VIEWS, *store_mod.DD_TABLES)
+NAMES = (*schema.TABLES, *schema.VIEWS, *schema.DD_TABLES)
 #: What a version-4 file has of them (``dd_deal_sides`` came with version 6).
 V4_NAMES = tuple(n for n in NAMES if n != "dd_deal_sides")
 #: Columns that differ between two ingests of the same inputs (times; run counters by file).
@@ -84,12 +85,12 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
         before = contents(con, V4_NAMES)
     assert len(before["games"][1]) == 118 and len(before["dd_deals"][1]) == 154
 
-    monkeypatch.setattr(store_mod, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
+    monkeypatch.setattr(migrations, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION == 7
+        assert s.schema_version() == schema.SCHEMA_VERSION == 7
         kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
-    assert {kinds[t] for t in store_mod.GAME_TABLES} == {"VIEW"}
-    assert {kinds[t] for t in store_mod.NARROW_TABLES} == {"BASE TABLE"}
+    assert {kinds[t] for t in schema.GAME_TABLES} == {"VIEW"}
+    assert {kinds[t] for t in schema.NARROW_TABLES} == {"BASE TABLE"}
     with store_mod.connect(db) as con:
         after = contents(con, V4_NAMES)
         # dd_plays gained each play's value for its own side (version 6), dd_deals the reason (version 7),
@@ -117,7 +118,7 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
     fresh = tmp_path / "fresh.duckdb"
     fixture_inputs(fresh, monkeypatch)
     with store_mod.connect(fresh) as con:
-        again = contents(con, tuple(n for n in NAMES if n not in store_mod.DD_TABLES))
+        again = contents(con, tuple(n for n in NAMES if n not in schema.DD_TABLES))
     for name, (cols, rows) in again.items():
         assert (cols, rows) == after[name], name
 
@@ -208,7 +209,7 @@ def test_the_narrow_tables_hold_codes_and_one_row_a_trick(tmp_path: Path, monkey
             == con.execute("SELECT count(*) FROM plays").fetchall()
         )
         # The game key is the one link: every detail row has its game.
-        for t in store_mod.NARROW_TABLES[1:]:
+        for t in schema.NARROW_TABLES[1:]:
             orphans = con.execute(f"SELECT count(*) FROM {t} WHERE game_key NOT IN (SELECT game_key FROM g_games)")
             assert orphans.fetchall() == [(0,)], t
         # A trick's winning card is the card its winner played.
@@ -237,17 +238,17 @@ def test_view_sql_reads_the_narrow_tables_from_anywhere(tmp_path: Path, monkeypa
     """The same views over the same tables kept elsewhere (here: another attached database) answer the same."""
     db = tmp_path / "s.duckdb"
     fixture_inputs(db, monkeypatch)
-    ddl = store_mod.view_sql(lambda t: f"elsewhere.main.{t}")
+    ddl = schema.view_sql(lambda t: f"elsewhere.main.{t}")
     assert all("FROM g_" not in sql and "JOIN g_" not in sql for sql in ddl.values())
     with store_mod.connect(db) as con:
-        want = contents(con, (*store_mod.GAME_TABLES, *store_mod.VIEWS))
+        want = contents(con, (*schema.GAME_TABLES, *schema.VIEWS))
     con = duckdb.connect()
     try:
-        store_mod.register_functions(con)
+        functions.register_functions(con)
         con.execute(f"ATTACH '{db}' AS elsewhere (READ_ONLY)")
         for sql in ddl.values():
             con.execute(sql)
-        got = contents(con, (*store_mod.GAME_TABLES, *store_mod.VIEWS))
+        got = contents(con, (*schema.GAME_TABLES, *schema.VIEWS))
     finally:
         con.close()
     assert got == want
@@ -272,8 +273,8 @@ def test_store_cursors_and_second_connections_read_the_raw_text(tmp_path: Path) 
     try:
         with pytest.raises(duckdb.CatalogException):
             plain.execute("SELECT backalley_raw_text(NULL::BLOB)")
-        store_mod.register_functions(plain)
-        store_mod.register_functions(plain)  # again: it finds them
+        functions.register_functions(plain)
+        functions.register_functions(plain)  # again: it finds them
         assert plain.execute("SELECT backalley_raw(backalley_zstd('é'))").fetchall() == [("é",)]
     finally:
         plain.close()

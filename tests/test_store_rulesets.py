@@ -21,6 +21,7 @@ from backalley.replay import replay
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
 from backalley.store import database as store_mod
+from backalley.store import schema
 from backalley.store.database import Store
 from backalley.store.ingest import ingest
 
@@ -79,13 +80,13 @@ def schema_of(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 def test_a_version_3_file_upgrades_in_place_and_keeps_every_row(tmp_path: Path) -> None:
     db = unpack_fixture(tmp_path)
-    old_tables = tuple(t for t in store_mod.TABLES if t not in ("game_sides", "deal_sides"))
+    old_tables = tuple(t for t in schema.TABLES if t not in ("game_sides", "deal_sides"))
     before = read_all(db, old_tables + OLD_VIEWS)
     assert rows_of(db, "meta", ["value"]) == sorted([("3",), ("backalley",)])
     assert len(before["games"][1]) == 23 and len(before["rejects"][1]) == 9
 
     with Store.open(db) as s:
-        assert s.schema_version() == store_mod.SCHEMA_VERSION  # 3 -> 4 -> 5
+        assert s.schema_version() == schema.SCHEMA_VERSION  # 3 -> 4 -> 5
 
     # Every row kept, every old column unchanged (the ruleset column aside: it is filled in).
     for name in old_tables:

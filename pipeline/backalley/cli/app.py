@@ -820,7 +820,7 @@ def export(
     Exit status: 0 on success, 2 for a database or file error.
     """
     from backalley.store.database import Store, StoreError, default_db
-    from backalley.store.database import export as export_tables
+    from backalley.store.export import export as export_tables
 
     try:
         with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:
@@ -951,7 +951,8 @@ def raw(
 
     Exit status: 0 on success, 2 when the database or game cannot be found or the file cannot be written.
     """
-    from backalley.store.database import StoreError, default_db, read_raw
+    from backalley.store.database import StoreError, default_db
+    from backalley.store.export import read_raw
     from backalley.store.outputs import write_raw
 
     db_path = db if db is not None else default_db()

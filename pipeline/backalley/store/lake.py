@@ -24,7 +24,7 @@ names; the next run restores those tables to the versions the last committed
 partition recorded (:meth:`Lake.recover`) before it starts.  One ingest writes
 to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
 views over the lake's files, and whose user-facing views (``games``, ``plays``,
-…) are the store's own (:func:`backalley.store.database.create_views`).  See docs/scale-out.md.
+…) are the store's own (:func:`backalley.store.schema.create_views`).  See docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ import pyarrow.compute as pc
 
 from backalley.records import sources
 from backalley.records.sources import InputFile, Item, expand, range_items, read_file
-from backalley.store.database import LAKE_KEY, NARROW_TABLES, SCHEMA_VERSION, Store, create_views, one_line
+from backalley.store.database import LAKE_KEY, Store, one_line
 from backalley.store.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
+from backalley.store.schema import NARROW_TABLES, SCHEMA_VERSION, create_views
 from backalley.validate import MAX_RECORD_BYTES
 
 #: How to install what the cluster path needs.

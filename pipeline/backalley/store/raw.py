@@ -7,7 +7,7 @@ the workers (about 125 µs a game, spread over every CPU), the store only
 copies a BLOB of about a fifth of the size.
 
 This module imports nothing but :mod:`zstandard`, so that the workers stay
-light; :mod:`backalley.store.database` turns :func:`decompress` into the SQL functions
+light; :mod:`backalley.store.functions` turns :func:`decompress` into the SQL functions
 ``backalley_raw`` (text) and ``backalley_raw_bytes`` (the exact bytes).
 """
 

@@ -3,7 +3,7 @@
 :func:`game_tables` turns the compact row data the workers send
 (:class:`backalley.store.rows.Built`: tuples, packed int64 fields, per-trick bytes and
 the raw text compressed) into the Arrow tables of the narrow schema
-(:data:`backalley.store.database.NARROW_TABLES`) column-wise, with numpy: an integer game
+(:data:`backalley.store.schema.NARROW_TABLES`) column-wise, with numpy: an integer game
 key per game, small integer codes for seats, cards, suits, kinds and sides, and
 one row per trick with its four cards. It is the one way from built rows to
 stored rows: the embedded store inserts these tables, and anything else that
@@ -121,7 +121,7 @@ _B = {f: k for k, f in enumerate(BID_INTS)}
 def game_tables(games: list[tuple[Item, Built]], first_key: int = 1) -> dict[str, pa.Table]:
     """The rows of these games (each with its input) in every narrow table, in insert order.
 
-    The one way from built rows to the store's tables (:data:`backalley.store.database.NARROW_TABLES`):
+    The one way from built rows to the store's tables (:data:`backalley.store.schema.NARROW_TABLES`):
     the games get the keys ``first_key``, ``first_key + 1``, ... in order, and
     ``g_games`` gets everything but ``run_id`` and ``ingested_at``, which the writer adds.
     """
