@@ -312,7 +312,7 @@ def test_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
 ) -> None:
     import backalley.store.ingest
     import backalley.validate
-    from tests.test_workers import DeadPool
+    from tests.helpers import DeadPool
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game(f"g{n}")) for n in range(4)])
     db = tmp_path / "s.duckdb"

@@ -21,7 +21,7 @@ from backalley.records.models import GameRecord, fast_decode, to_fast
 from backalley.records.sources import parse
 from backalley.replay import replay
 from backalley.validate import check
-from tests.test_schema import random_record
+from tests.helpers import random_record
 
 BASE = random_record(11, deals=3)
 BASE["final_score"] = {"NS": 0, "EW": 0}
