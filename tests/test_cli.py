@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from tests.test_schema import random_record
+from tests.helpers import random_record
 
 runner = CliRunner()
 REPORT_KEYS = {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}

@@ -1,6 +1,6 @@
 """Issue 11 (hardening), through the command line: nothing lost, nothing wrongly accepted, no traceback.
 
-Each test names the item it covers and uses the input the issue names.
+Each test names the rule it checks and uses the input the issue names.
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def sql(db: Path, query: str) -> list[tuple[Any, ...]]:
         return con.execute(query).fetchall()
 
 
-# --- item 4: a trailing newline in an id ------------------------------------------------
+# --- a trailing newline in an id ------------------------------------------------
 
 
 @pytest.mark.parametrize(("field", "value"), [("game_id", "g1\n"), ("player", "Ada\n"), ("player", "A\tda")])
-def test_item4_a_control_character_in_an_id_is_a_schema_error(tmp_path: Path, field: str, value: str) -> None:
+def test_a_control_character_in_an_id_is_a_schema_error(tmp_path: Path, field: str, value: str) -> None:
     rec = a_game()
     if field == "game_id":
         rec["game_id"] = value
@@ -74,11 +74,11 @@ def test_item4_a_control_character_in_an_id_is_a_schema_error(tmp_path: Path, fi
         assert sql(db, "SELECT valid, schema_ok FROM games") == [(False, False)]
 
 
-# --- item 5: integers beyond 64 bits ----------------------------------------------------
+# --- integers beyond 64 bits ----------------------------------------------------
 
 
 @pytest.mark.parametrize("bid", [2000000000000000000, 10**30, -(10**30)])
-def test_item5_a_huge_bid_is_a_bid_range_violation(tmp_path: Path, bid: int) -> None:
+def test_a_bid_beyond_64_bits_is_a_bid_range_violation(tmp_path: Path, bid: int) -> None:
     rec = a_game()
     rec["deals"][0]["bids"][0]["bid"] = bid
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(rec)])
@@ -105,7 +105,7 @@ def test_item5_a_huge_bid_is_a_bid_range_violation(tmp_path: Path, bid: int) -> 
         (("final_score", "NS"), "FINAL_SCORE_MISMATCH"),
     ],
 )
-def test_item5_any_huge_integer_is_judged_by_the_rules(tmp_path: Path, path: tuple[Any, ...], code: str) -> None:
+def test_any_integer_beyond_64_bits_is_judged_by_the_rules(tmp_path: Path, path: tuple[Any, ...], code: str) -> None:
     rec = a_game()
     node: Any = rec
     for key in path[:-1]:
@@ -119,10 +119,10 @@ def test_item5_any_huge_integer_is_judged_by_the_rules(tmp_path: Path, path: tup
     assert run["records"] == run["inserted"] + run["rejected"] == 1
 
 
-# --- item 6: player ids in NFC --------------------------------------------------------------
+# --- player ids in NFC --------------------------------------------------------------
 
 
-def test_item6_player_ids_differing_only_by_normalisation_are_one_player(tmp_path: Path) -> None:
+def test_player_ids_differing_only_by_unicode_normalisation_are_one_player(tmp_path: Path) -> None:
     one, two = a_game("g1", seed=3), a_game("g2", seed=3)
     seat = next(iter(one["players"]))
     one["players"][seat] = "Jos\u00e9"  # NFC
@@ -141,10 +141,10 @@ def test_item6_player_ids_differing_only_by_normalisation_are_one_player(tmp_pat
     assert len(pages) == len(set(one["players"].values())) and sum(p.startswith("jose-") for p in pages) == 1
 
 
-# --- item 7: a lone surrogate ---------------------------------------------------------------
+# --- a lone surrogate ---------------------------------------------------------------
 
 
-def test_item7_a_lone_surrogate_is_a_json_error_for_its_line(tmp_path: Path) -> None:
+def test_a_lone_surrogate_is_a_json_error_for_its_line(tmp_path: Path) -> None:
     f = tmp_path / "in.jsonl"
     f.write_text('{"game_id":"\\ud800"}\n' + json.dumps(a_game("g1")) + "\n", encoding="utf-8")
     code, reports, err = validate_json(str(f))
@@ -165,7 +165,7 @@ def test_item7_a_lone_surrogate_is_a_json_error_for_its_line(tmp_path: Path) -> 
     assert sql(db, "SELECT DISTINCT status FROM ingest_runs") == [("finished",)]
 
 
-# --- item 1: export --force removes only an earlier export -----------------------------------
+# --- export --force removes only an earlier export -----------------------------------
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def leftovers(folder: Path) -> list[str]:
     return [p.name for p in folder.iterdir() if p.name.startswith(".")]
 
 
-def test_item1_export_force_refuses_a_folder_that_is_not_an_export(small_db: Path, tmp_path: Path) -> None:
+def test_export_force_refuses_a_folder_that_is_not_an_export(small_db: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / "games").mkdir(parents=True)
     (out / "games" / "notes.txt").write_text("my notes", encoding="utf-8")
@@ -198,9 +198,7 @@ def test_item1_export_force_refuses_a_folder_that_is_not_an_export(small_db: Pat
 
 
 @pytest.mark.parametrize("extra", ["input.jsonl", "games/game_bucket=0/readme.txt", "deals/sub/data.parquet"])
-def test_item1_export_force_refuses_an_export_with_anything_else_in_it(
-    small_db: Path, tmp_path: Path, extra: str
-) -> None:
+def test_export_force_refuses_an_export_with_anything_else_in_it(small_db: Path, tmp_path: Path, extra: str) -> None:
     out = tmp_path / "out"
     assert runner.invoke(app, ["export", str(out), "--db", str(small_db)]).exit_code == 0
     (out / extra).parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +209,7 @@ def test_item1_export_force_refuses_an_export_with_anything_else_in_it(
     assert tree(out) == before and leftovers(tmp_path) == []
 
 
-def test_item1_export_force_replaces_an_earlier_export_atomically(
+def test_export_force_replaces_an_earlier_export_atomically(
     small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import backalley.store.database
@@ -237,10 +235,10 @@ def test_item1_export_force_replaces_an_earlier_export_atomically(
     assert json.loads((out / "manifest.json").read_text())["tables"]["games"]["rows"] == 3
 
 
-# --- item 6: one page per player ---------------------------------------------------------------
+# --- one page per player ---------------------------------------------------------------
 
 
-def test_item6_colliding_page_names_get_a_page_each(tmp_path: Path) -> None:
+def test_players_whose_page_names_collide_get_a_page_each(tmp_path: Path) -> None:
     from backalley.reporting.html import player_slug
 
     assert player_slug("Ada?#~;") == player_slug("Ada$#$=")  # 32 bits of hash: the names the issue found
@@ -262,7 +260,7 @@ def test_item6_colliding_page_names_get_a_page_each(tmp_path: Path) -> None:
     assert sum(t.startswith("Ada?#~;") for t in titles) == 1 and sum(t.startswith("Ada$#$=") for t in titles) == 1
 
 
-def test_item6_page_names_are_numbered_when_whole_hashes_clash(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_names_are_numbered_when_whole_hashes_clash(monkeypatch: pytest.MonkeyPatch) -> None:
     from backalley.reporting import html
 
     monkeypatch.setattr(html, "player_slug", lambda player, digits=8: "same-" + "0" * digits)
@@ -270,11 +268,11 @@ def test_item6_page_names_are_numbered_when_whole_hashes_clash(monkeypatch: pyte
     assert len(files) == 3 and len(set(files.values())) == 3
 
 
-# --- item 10: options checked up front ---------------------------------------------------------
+# --- options checked up front ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("limit", ["1KB", "1MB", "lots", "-5MB"])
-def test_item10_a_memory_limit_too_small_is_refused_before_the_run(tmp_path: Path, limit: str) -> None:
+def test_a_memory_limit_too_small_is_refused_before_the_run(tmp_path: Path, limit: str) -> None:
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
     db = tmp_path / "s.duckdb"
     result = runner.invoke(app, ["ingest", str(f), "--db", str(db), "--memory-limit", limit])
@@ -283,7 +281,7 @@ def test_item10_a_memory_limit_too_small_is_refused_before_the_run(tmp_path: Pat
     assert not db.exists() or sql(db, "SELECT count(*) FROM ingest_runs WHERE status = 'running'") == [(0,)]
 
 
-def test_item10_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import backalley.store.ingest
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
@@ -295,7 +293,7 @@ def test_item10_a_setting_duckdb_refuses_leaves_no_running_run(tmp_path: Path, m
     assert sql(db, "SELECT count(*) FROM ingest_runs") == [(0,)]
 
 
-def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_ingest_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import backalley.store.ingest
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
@@ -310,12 +308,12 @@ def test_item10_a_run_that_fails_is_marked_failed(tmp_path: Path, monkeypatch: p
     assert sql(db, "SELECT status FROM ingest_runs") == [("failed",)]
 
 
-def test_item10_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
+def test_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import backalley.store.ingest
     import backalley.validate
-    from tests.test_workers import DeadPool
+    from tests.helpers import DeadPool
 
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game(f"g{n}")) for n in range(4)])
     db = tmp_path / "s.duckdb"
@@ -329,7 +327,7 @@ def test_item10_an_ingest_whose_worker_dies_fails_with_an_error_not_a_traceback(
 
 
 @pytest.mark.parametrize("command", ["validate", "ingest"])
-def test_item10_workers_are_capped_at_the_cpus_and_the_records(
+def test_workers_are_capped_at_the_cpus_and_the_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
 ) -> None:
     import multiprocessing.context
@@ -358,7 +356,7 @@ def test_item10_workers_are_capped_at_the_cpus_and_the_records(
     assert worker_count(1000, files) == min(default_workers(), 5)
 
 
-def test_item10_simulate_out_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+def test_simulate_out_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["simulate", "--out", str(tmp_path), "--games", "1"])
     assert result.exit_code == 2 and "is a folder" in result.stderr and "Traceback" not in result.output
     blocker = tmp_path / "file"
@@ -368,7 +366,7 @@ def test_item10_simulate_out_a_folder_is_a_usage_error(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-# --- item 11: records above --max-record-bytes ------------------------------------------------
+# --- records above --max-record-bytes ------------------------------------------------
 
 
 @pytest.fixture
@@ -382,7 +380,7 @@ def big_input(tmp_path: Path) -> Path:
     return f
 
 
-def test_item11_validate_reports_a_record_too_large(big_input: Path) -> None:
+def test_validate_reports_a_record_above_max_record_bytes(big_input: Path) -> None:
     size = len(big_input.read_bytes().splitlines()[1])
     code, reports, err = validate_json(str(big_input))
     assert code == 1 and err == ""
@@ -395,7 +393,7 @@ def test_item11_validate_reports_a_record_too_large(big_input: Path) -> None:
     assert human.exit_code == 2 and "--max-record-bytes" in human.stderr and "Traceback" not in human.output
 
 
-def test_item11_ingest_rejects_a_record_too_large_and_goes_on(big_input: Path, tmp_path: Path) -> None:
+def test_ingest_rejects_a_record_above_max_record_bytes_and_goes_on(big_input: Path, tmp_path: Path) -> None:
     import hashlib
 
     raw = big_input.read_bytes().splitlines()[1]
@@ -417,7 +415,7 @@ def test_item11_ingest_rejects_a_record_too_large_and_goes_on(big_input: Path, t
     assert run["inserted"] == 1 and run["invalid"] == 1  # read now: stored, invalid (event too long)
 
 
-# --- item 9: report on a bad database or into a bad folder -----------------------------------
+# --- report on a bad database or into a bad folder -----------------------------------
 
 
 def report(db: Path, out: Path) -> Any:
@@ -436,7 +434,7 @@ def one_error_line(result: Any) -> str:
     return str(lines[0])
 
 
-def test_item9_report_on_a_corrupt_database(small_db: Path, tmp_path: Path) -> None:
+def test_report_on_a_corrupt_database_is_one_error_line(small_db: Path, tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.duckdb"
     garbage.write_bytes(b"\x00not a database at all" * 1000)
     assert "garbage.duckdb" in one_error_line(report(garbage, tmp_path / "r1"))
@@ -450,7 +448,7 @@ def test_item9_report_on_a_corrupt_database(small_db: Path, tmp_path: Path) -> N
     assert tmp_files(tmp_path) == []
 
 
-def test_item9_report_refuses_a_newer_schema_version(small_db: Path, tmp_path: Path) -> None:
+def test_report_refuses_a_newer_schema_version(small_db: Path, tmp_path: Path) -> None:
     with duckdb.connect(str(small_db)) as con:
         con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     line = one_error_line(report(small_db, tmp_path / "r"))
@@ -460,7 +458,7 @@ def test_item9_report_refuses_a_newer_schema_version(small_db: Path, tmp_path: P
     assert not (tmp_path / "r").exists()
 
 
-def test_item9_report_out_that_is_a_file_or_cannot_be_created(small_db: Path, tmp_path: Path) -> None:
+def test_report_out_that_is_a_file_or_cannot_be_created_is_an_error(small_db: Path, tmp_path: Path) -> None:
     a_file = tmp_path / "taken"
     a_file.write_text("mine", encoding="utf-8")
     assert "taken" in one_error_line(report(small_db, a_file))
@@ -472,7 +470,7 @@ def test_item9_report_out_that_is_a_file_or_cannot_be_created(small_db: Path, tm
     assert tmp_files(tmp_path) == []
 
 
-def test_item9_report_on_a_full_disk_leaves_no_temporary_file(
+def test_report_on_a_full_disk_leaves_no_temporary_file(
     small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import errno
@@ -494,7 +492,7 @@ def test_item9_report_on_a_full_disk_leaves_no_temporary_file(
     assert tmp_files(out) == [] and len(written) == 2
 
 
-def test_item9_the_next_report_removes_what_a_killed_run_left(small_db: Path, tmp_path: Path) -> None:
+def test_the_next_report_removes_what_a_killed_run_left(small_db: Path, tmp_path: Path) -> None:
     out = tmp_path / "r"
     (out / "players").mkdir(parents=True)
     left = [out / "index.html.tmp", out / "summary.md.tmp", out / "players" / "ada-12345678.html.tmp"]
@@ -532,7 +530,7 @@ def test_a_leap_second_is_stored_as_the_next_second(tmp_path: Path, played_at: s
 
 
 @pytest.mark.parametrize("where", ["a-file/s.duckdb", "folder"])
-def test_item10_a_db_path_that_cannot_be_a_database_is_a_usage_error(tmp_path: Path, where: str) -> None:
+def test_a_db_path_that_cannot_be_a_database_is_a_usage_error(tmp_path: Path, where: str) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     (tmp_path / "folder").mkdir()
     f = write_lines(tmp_path / "in.jsonl", [json.dumps(a_game())])
@@ -541,7 +539,7 @@ def test_item10_a_db_path_that_cannot_be_a_database_is_a_usage_error(tmp_path: P
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_item1_export_removes_what_a_killed_export_left(small_db: Path, tmp_path: Path) -> None:
+def test_export_removes_what_a_killed_export_left(small_db: Path, tmp_path: Path) -> None:
     for left in (".out.partial-abc123/games", ".out.old-def456/export/games"):
         (tmp_path / left).mkdir(parents=True)
         (tmp_path / left / "data_0.parquet").write_bytes(b"half")

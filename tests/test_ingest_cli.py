@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
+from tests.helpers import fail_plays_insert, make_inputs, snapshot
 from tests.store_games import game_lines
-from tests.test_store import fail_plays_insert, make_inputs, snapshot
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,9 +30,7 @@ from backalley.simulate import simulate_games  # noqa: E402
 from backalley.store import lake  # noqa: E402
 from backalley.store.database import Store  # noqa: E402
 from backalley.store.ingest import RunSummary, ingest  # noqa: E402
-from tests.test_store import make_inputs  # noqa: E402
-from tests.test_store_narrow import odd_inputs  # noqa: E402
-from tests.test_validate_pieces import failing_at  # noqa: E402
+from tests.helpers import failing_at, make_inputs, odd_inputs  # noqa: E402
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

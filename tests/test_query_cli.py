@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from tests.test_store import make_inputs, snapshot
+from tests.helpers import make_inputs, snapshot
 
 runner = CliRunner()
 

@@ -7,7 +7,6 @@ either pass the fast decoder or still replay (via ``to_fast``) to the same repor
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +20,7 @@ from backalley.records.models import GameRecord, fast_decode, to_fast
 from backalley.records.sources import parse
 from backalley.replay import replay
 from backalley.validate import check
-from tests.test_schema import random_record
+from tests.helpers import drop, json_values, paths_of, random_record, set_path
 
 BASE = random_record(11, deals=3)
 BASE["final_score"] = {"NS": 0, "EW": 0}
@@ -33,24 +32,6 @@ def pydantic_accepts(value: Any) -> bool:
     except ValidationError:
         return False
     return True
-
-
-def set_path(rec: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    rec = copy.deepcopy(rec)
-    node: Any = rec
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return rec
-
-
-def drop(rec: dict[str, Any], path: tuple[Any, ...]) -> dict[str, Any]:
-    rec = copy.deepcopy(rec)
-    node: Any = rec
-    for key in path[:-1]:
-        node = node[key]
-    del node[path[-1]]
-    return rec
 
 
 EDITS: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
@@ -224,32 +205,6 @@ def test_duplicate_keys_last_one_counts() -> None:
     raw = json.dumps(BASE).encode().replace(b'"ruleset": "standard"', b'"ruleset": "other", "ruleset": "standard"', 1)
     result = check(raw)
     assert not [v for v in result.violations if v.code == "SCHEMA"]
-
-
-def json_values() -> st.SearchStrategy[Any]:
-    leaf = (
-        st.none()
-        | st.booleans()
-        | st.integers()
-        | st.floats(allow_nan=False, allow_infinity=False)
-        | st.text(max_size=5)
-    )
-    return st.recursive(
-        leaf,
-        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
-        max_leaves=8,
-    )
-
-
-def paths_of(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += paths_of(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += paths_of(v, (*prefix, i))
-    return out
 
 
 SMALL = random_record(12, deals=1)

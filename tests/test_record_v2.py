@@ -22,7 +22,7 @@ from backalley.replay import replay
 from backalley.rules import find_ruleset
 from backalley.simulate import make_record, player_pool
 from backalley.validate import check
-from tests.test_record import drop, json_values, paths_of, set_path
+from tests.helpers import drop, json_values, paths_of, set_path
 
 BAB = make_record("v2-bab", random.Random(3), player_pool(8), 0, rules=find_ruleset("bab-online"))
 

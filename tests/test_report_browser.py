@@ -9,182 +9,17 @@ under CI=true, where it fails.
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import itertools
-import json
 import os
-import shutil
-import subprocess
-import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from backalley.reporting import write_reports
 from backalley.reporting.sample import build_hand_made
+from tests.helpers import Browser, require_chromium, screenshots_dir
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--hide-scrollbars",
-    "--mute-audio",
-    "--remote-debugging-port=0",
-]
-
-
-def find_chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
-
-
-def require_chromium() -> str:
-    path = find_chromium()
-    if path is None:
-        reason = "Chromium not found (apt-get install chromium); .ci/run installs it"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reason}, and CI=true requires the browser test")
-        pytest.skip(reason)
-    return path
-
-
-class Browser:
-    """A headless Chromium with one page target, spoken to over CDP (flattened sessions)."""
-
-    def __init__(self, binary: str, profile: Path) -> None:
-        from websockets.sync.client import connect
-
-        self.proc = subprocess.Popen(
-            [binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.is_file() and len(port_file.read_text().splitlines()) >= 2):
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
-                raise RuntimeError("Chromium did not open its DevTools port")
-            time.sleep(0.1)
-        port, path = port_file.read_text().splitlines()[:2]
-        self.stack = contextlib.ExitStack()
-        self.ws = self.stack.enter_context(connect(f"ws://127.0.0.1:{port}{path}", max_size=None, open_timeout=30))
-        self.ids = itertools.count(1)
-        self.events: list[dict[str, Any]] = []
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime", "Log", "Network", "Page"):
-            self.call(f"{domain}.enable", session=True)
-
-    def call(self, method: str, params: dict[str, Any] | None = None, session: bool = False) -> dict[str, Any]:
-        msg_id = next(self.ids)
-        msg: dict[str, Any] = {"id": msg_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = self.session
-        self.ws.send(json.dumps(msg))
-        while True:
-            reply = json.loads(self.ws.recv(timeout=60))
-            if reply.get("id") == msg_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})  # type: ignore[no-any-return]
-            if "method" in reply:
-                self.events.append(reply)
-
-    def wait_for(self, method: str, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while not any(e["method"] == method for e in self.events):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(method)
-            try:
-                reply = json.loads(self.ws.recv(timeout=remaining))
-            except TimeoutError:
-                raise TimeoutError(method) from None
-            if "method" in reply:
-                self.events.append(reply)
-
-    def open(self, url: str, width: int = 1100, mobile: bool = False) -> list[str]:
-        """Load ``url``; return the problems seen (console errors, exceptions, failed or outside requests)."""
-        self.events.clear()
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": mobile},
-            session=True,
-        )
-        self.call("Page.navigate", {"url": url}, session=True)
-        self.wait_for("Page.loadEventFired")
-        time.sleep(0.2)  # let late console messages arrive
-        self.call("Runtime.evaluate", {"expression": "1"}, session=True)  # flushes pending events
-        return problems(self.events)
-
-    def screenshot(self, dest: Path, width: int, mobile: bool = False, max_height: int = 6000) -> None:
-        metrics = self.call("Page.getLayoutMetrics", session=True)
-        height = min(int(metrics["cssContentSize"]["height"]) + 1, max_height)
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
-            session=True,
-        )
-        shot = self.call("Page.captureScreenshot", {"format": "png"}, session=True)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(base64.b64decode(shot["data"]))
-
-    def scroll_width(self) -> tuple[int, int]:
-        r = self.call(
-            "Runtime.evaluate",
-            {"expression": "[document.documentElement.scrollWidth, window.innerWidth]", "returnByValue": True},
-            session=True,
-        )
-        a, b = r["result"]["value"]
-        return int(a), int(b)
-
-    def close(self) -> None:
-        stack = getattr(self, "stack", None)
-        if stack is not None:
-            stack.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
-def problems(events: list[dict[str, Any]]) -> list[str]:
-    found = []
-    for e in events:
-        m, p = e["method"], e.get("params", {})
-        if m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
-            found.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p.get('args', [])]}")
-        elif m == "Runtime.exceptionThrown":
-            found.append(f"exception: {p['exceptionDetails'].get('text')}")
-        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
-            found.append(f"log error: {p['entry'].get('text')} {p['entry'].get('url', '')}")
-        elif m == "Network.loadingFailed":
-            found.append(f"request failed: {p.get('errorText')} {p.get('blockedReason', '')}")
-        elif m == "Network.requestWillBeSent":
-            url = p["request"]["url"]
-            if not url.startswith(("file:", "data:", "about:")):
-                found.append(f"request to another host: {url}")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -201,11 +36,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         yield b
     finally:
         b.close()
-
-
-def screenshots_dir() -> Path:
-    env = os.environ.get("REPORT_SCREENSHOTS")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "backalley-report-screenshots"
 
 
 def test_every_page_loads_cleanly(tmp_path: Path, browser: Browser) -> None:

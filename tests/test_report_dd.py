@@ -23,6 +23,7 @@ from backalley.reporting import compute, write_reports
 from backalley.reporting.html import player_slug
 from backalley.reporting.metrics import open_store
 from backalley.simulate import simulate_games
+from tests.helpers import contracts_and_costs
 
 runner = CliRunner()
 MAX_CARDS = 3
@@ -46,23 +47,6 @@ def _ingested(folder: Path, analyse: bool) -> Path:
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _ingested(tmp_path_factory.mktemp("dd"), analyse=True)
-
-
-Contracts = dict[tuple[str, int, str], tuple[str, int]]
-
-
-def contracts_and_costs(
-    con: duckdb.DuckDBPyConnection,
-) -> tuple[Contracts, dict[tuple[str, int, str], str], list[tuple[str, int, str, int]]]:
-    """Each side's contract (kind, value), each seat's bid kind, and every stored play's cost."""
-    sides = {
-        (g, d, s): (k, c)
-        for g, d, s, k, c in con.execute(
-            "SELECT game_id, deal, side, contract_kind, contract FROM deal_sides"
-        ).fetchall()
-    }
-    kinds = {(g, d, s): k for g, d, s, k in con.execute("SELECT game_id, deal, seat, kind FROM bids").fetchall()}
-    return sides, kinds, con.execute("SELECT game_id, deal, seat, cost FROM dd_plays").fetchall()
 
 
 def _expected(db: Path) -> tuple[dict[str, dict[str, float]], dict[str, float]]:

@@ -22,7 +22,7 @@ from backalley.reporting.html import player_slug
 from backalley.reporting.metrics import open_store
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
-from tests.test_report_dd import contracts_and_costs
+from tests.helpers import contracts_and_costs
 
 runner = CliRunner()
 SEATS = ("N", "E", "S", "W")

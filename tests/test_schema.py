@@ -10,40 +10,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from backalley.cards import cards_of
-from backalley.engine import DealState
 from backalley.records.models import MODELS_V2, SCHEMA_FILE, SCHEMA_FILES, json_schema, json_schema_text
 from backalley.rules import all_rulesets, find_ruleset
 from backalley.simulate import make_record, player_pool
+from tests.helpers import random_record
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = ROOT / "schemas" / SCHEMA_FILE
-
-
-def random_record(seed: int, deals: int = 25) -> dict[str, Any]:
-    rng = random.Random(seed)
-    out: list[dict[str, Any]] = []
-    dealer, number = rng.randrange(4), 1
-    while number <= min(deals, 25):
-        deck = list(range(54))
-        rng.shuffle(deck)
-        st = DealState.from_deck(number, dealer, deck)
-        while st.bidding:
-            st.bid(rng.choice(st.legal_bids()))
-        while not st.finished:
-            st.play(rng.choice(list(cards_of(st.legal_plays()))))
-        out.append(st.to_record())
-        dealer = (dealer + 1) & 3
-        number += 0 if st.pass_out else 1
-    return {
-        "format_version": 1,
-        "game_id": f"schema-{seed}",
-        "ruleset": "standard",
-        "players": {"N": "Ann", "E": "Bo", "S": "Cy", "W": "Di"},
-        "played_at": "2026-11-30T10:00:00Z",
-        "event": "tests",
-        "deals": out,
-    }
 
 
 def test_committed_schema_matches_models() -> None:

@@ -15,19 +15,10 @@ from fastapi.testclient import TestClient
 
 from backalley.reporting import write_reports
 from backalley.reporting.html import player_file
-from backalley.service.app import create_app
-from backalley.service.settings import Settings
+from tests.helpers import AUTH, NDJSON, TOKEN, make_client
 from tests.service_games import HOSTILE_PLAYERS, XSS, faulty, hostile, line, ndjson, record
 
-TOKEN = "test-token-0123456789"
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
-NDJSON = {"content-type": "application/x-ndjson"}
 PROBLEM = "application/problem+json"
-
-
-def make_client(db: Path, **settings: Any) -> TestClient:
-    settings.setdefault("allowed_hosts", ("testserver",))  # the test client's host
-    return TestClient(create_app(Settings(db=db, tokens=frozenset({TOKEN}), **settings)), raise_server_exceptions=False)
 
 
 @pytest.fixture

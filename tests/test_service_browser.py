@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import Browser, problems, require_chromium, screenshots_dir
 from tests.service_games import faulty, ndjson, record
-from tests.test_report_browser import Browser, problems, require_chromium, screenshots_dir
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from tests.test_service_api import AUTH, NDJSON, make_client
+from tests.helpers import AUTH, NDJSON, make_client
 
 runner = CliRunner()
 SETS = [("standard", "no_partnerships"), ("pereulok", ""), ("pereulok", "spades_trump"), ("bab-online", "")]

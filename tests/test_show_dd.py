@@ -15,9 +15,12 @@ from typing import Any
 
 import duckdb
 import pytest
+from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from tests.test_show_rulesets import rows, runner, section, show
+from tests.helpers import rows, section, show
+
+runner = CliRunner()
 
 #: A card cell of the tricks table: ``N 10♥`` or ``N 10♥−2`` (the play cost its side 2 tricks).
 PLAY = re.compile(r"^(.+?)(?:−(\d+))?$")

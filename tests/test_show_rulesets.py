@@ -9,7 +9,6 @@ the record itself says, and nothing shows as ``None`` or ``null``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
+from tests.helpers import rows, section, show
 
 runner = CliRunner()
 SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -48,29 +48,6 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Record]
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines()]
     return db, records
-
-
-def show(db: Path, game_id: str, deal: int | None = None) -> str:
-    args = ["show", game_id, "--db", str(db)] + ([] if deal is None else ["--deal", str(deal)])
-    result = runner.invoke(app, args, env={"COLUMNS": "250"})
-    assert result.exit_code == 0, result.output
-    out = result.stdout
-    assert "None" not in out and "null" not in out, out
-    return out
-
-
-def rows(lines: list[str]) -> Iterator[list[str]]:
-    """The cells of each body row of the rich tables in ``lines``."""
-    for line in lines:
-        if line.startswith("│"):
-            yield [c.strip() for c in line.strip("│").split("│")]
-
-
-def section(out: str, title: str, end: str | None = None) -> list[str]:
-    """The lines from the table titled ``title`` to the one titled ``end`` (or to the end)."""
-    lines = out.splitlines()
-    start = lines.index(title)
-    return lines[start : lines.index(end, start) if end else None]
 
 
 def sides_of(rec: Record) -> list[str]:

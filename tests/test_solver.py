@@ -2,73 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import random
-from dataclasses import replace
 
 import orjson
 import pytest
 
 from backalley import rules
 from backalley.analysis.dd import NS, PAIRS, PlayedDeal, Scope, analyse_record, played_tricks, sides_of, solve_deal
-from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRules
+from backalley.analysis.solver import DealSolver, Pruning, SolverRules
 from backalley.cards import JOKERS, NUM_CARDS, cards_of
 from backalley.engine import DealState
-from backalley.rules import BOARD, PASS, STANDARD, Ruleset, find_ruleset
-from backalley.simulate import choose_bid, choose_play, player_pool, simulate_games
-
-EW = 0b1010
-#: Multiplies every test's deal count (``BACKALLEY_SOLVER_SCALE=10`` for a long run).
-SCALE = float(os.environ.get("BACKALLEY_SOLVER_SCALE", "1"))
-NO_PRUNING = Pruning(tt=False, equivalence=False, quick_tricks=False, ordering=False)
-ONE_OFF = [replace(ALL_PRUNING, **{name: False}) for name in ("tt", "equivalence", "quick_tricks", "ordering")]
-
-
-def minimax(
-    hands: list[int],
-    leader: int,
-    trick: list[int],
-    broken: bool,
-    trump: int,
-    claimers: int,
-    side: int,
-    ruleset: Ruleset = STANDARD,
-) -> int:
-    """The side's tricks from here by plain minimax over every legal card (memo on exact positions only).
-
-    Every rule is asked of ``ruleset`` directly (follows by position after the leader).
-    """
-    memo: dict[tuple[tuple[int, ...], int, bool], int] = {}
-
-    def go(hands: list[int], leader: int, trick: list[int], broken: bool) -> int:
-        if not trick:
-            if not hands[leader]:
-                return 0
-            key = (tuple(hands), leader, broken)
-            if key in memo:
-                return memo[key]
-        seat = (leader + len(trick)) & 3
-        if trick:
-            moves = ruleset.legal_follows(hands[seat], trick[0], trump, len(trick))
-        else:
-            moves = ruleset.legal_leads(hands[seat], trump, broken, bool(claimers >> seat & 1))
-        values = []
-        for c in cards_of(moves):
-            after = list(hands)
-            after[seat] &= ~(1 << c)
-            played = [*trick, c]
-            if len(played) < 4:
-                values.append(go(after, leader, played, broken))
-                continue
-            winner = (leader + ruleset.trick_winner(played, trump)) & 3
-            rest = go(after, winner, [], broken or ruleset.breaks_trump(played, trump))
-            values.append((side >> winner & 1) + rest)
-        best = max(values) if side >> seat & 1 else min(values)
-        if not trick:
-            memo[key] = best
-        return best
-
-    return go(list(hands), leader, list(trick), broken)
+from backalley.rules import BOARD, PASS, find_ruleset
+from backalley.simulate import simulate_games
+from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
 
 
 def played_hands(st: DealState) -> tuple[list[int], list[int]]:
@@ -78,13 +24,6 @@ def played_hands(st: DealState) -> tuple[list[int], list[int]]:
         for j, card in enumerate(trick):
             hands[(leader + j) & 3] |= 1 << card
     return hands, [card for _, t in st.tricks for card in t]
-
-
-def random_deal(rng: random.Random, n: int) -> DealState:
-    """A dealt (not yet bid) deal of hand size ``n``: jokers, trump and joker swap as the engine does them."""
-    deck = list(range(NUM_CARDS))
-    rng.shuffle(deck)
-    return DealState.from_deck(14 - n, rng.randrange(4), deck)
 
 
 def random_position(rng: random.Random, n: int) -> tuple[DealState, DealSolver | None, int]:
@@ -149,23 +88,6 @@ def test_legal_moves_and_winners_are_the_engines() -> None:
                 assert winner == st.leader
             assert solver.hands == st.hands and solver.broken == st.broken
         assert solver.tricks_left() == 0
-
-
-def simulated_deal(rng: random.Random, n: int) -> DealState:
-    """A deal bid and played by the simulator's bots."""
-    pool = player_pool(4)
-    while True:
-        st = random_deal(rng, n)
-        while st.bidding:
-            st.bid(choose_bid(st, pool[st.to_act()].style, rng))
-        if st.pass_out:
-            continue
-        played = 0
-        while not st.finished:
-            card = choose_play(st, pool[st.to_act()].style, rng, played)
-            st.play(card)
-            played |= 1 << card
-        return st
 
 
 def test_invariants_over_simulated_deals() -> None:

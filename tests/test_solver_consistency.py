@@ -38,7 +38,7 @@ from backalley.engine import DealState
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets
 from backalley.simulate import bid_deal, final_score, play_out, player_pool, record_head
-from tests.test_solver import SCALE
+from tests.helpers import SCALE
 
 RULESETS = all_rulesets()
 #: Games per ruleset and option set (more with BACKALLEY_SOLVER_SCALE), and the largest deal whose every

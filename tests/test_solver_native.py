@@ -15,10 +15,10 @@ import random
 import pytest
 
 from backalley import rules
-from backalley.analysis.dd import PlayedDeal, solve_deal
+from backalley.analysis.dd import NS, PlayedDeal, solve_deal
 from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
 from backalley.cards import cards_of
-from tests.test_solver import EW, NO_PRUNING, NS, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
+from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
 
 pytestmark = pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
 

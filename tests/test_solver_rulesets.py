@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from backalley.analysis.dd import Scope, analyse_files, analyse_record
+from backalley.analysis.dd import NS, Scope, analyse_files, analyse_record
 from backalley.analysis.solver import NATIVE, DealSolver, SolverRules
 from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets, find_ruleset
 from backalley.simulate import make_record, player_pool
-from tests.test_solver import EW, NS, SCALE, minimax
+from tests.helpers import EW, SCALE, minimax
 
 RULESETS = all_rulesets()
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "sample" / "rulesets"

@@ -32,85 +32,10 @@ from backalley.store.database import (
 )
 from backalley.store.export import export
 from backalley.store.ingest import ingest
+from tests.helpers import fail_plays_insert, make_inputs, snapshot
 from tests.store_games import game_lines
 
 ROOT = Path(__file__).resolve().parent.parent
-
-#: Columns compared between databases: everything but run ids and timestamps.
-VOLATILE = {"run_id", "ingested_at", "rejected_at"}
-
-
-def fail_plays_insert(monkeypatch: pytest.MonkeyPatch, nth: int, error: BaseException) -> None:
-    """Make the ``nth`` insert into ``g_tricks`` (the table ``plays`` reads) raise ``error`` (the others go through)."""
-    real = Store.insert_batch
-    calls = {"plays": 0}
-
-    def flaky(self: Store, table: str, data: Any) -> int:
-        if table == "g_tricks":
-            calls["plays"] += 1
-            if calls["plays"] == nth:
-                raise error
-        return real(self, table, data)
-
-    monkeypatch.setattr(Store, "insert_batch", flaky)
-
-
-def make_inputs(folder: Path) -> dict[str, Any]:
-    """A small input set with every kind of bad line; returns what the store should hold."""
-    folder.mkdir(parents=True, exist_ok=True)
-    good = game_lines(1, seed=11, prefix="full") + game_lines(5, seed=12, deals=3, prefix="short")
-    conflict = json.loads(good[2])
-    conflict["event"] = "Changed"
-    invalid = json.loads(good[3])
-    invalid["game_id"] = "inv-1"
-    invalid["deals"][0]["result"]["points"]["NS"] += 1
-    lines = [
-        *good,
-        good[1],  # duplicate of a stored game
-        json.dumps(conflict),  # same game_id, different content
-        "{not json",
-        '{"format_version": 1}',  # no game_id
-        '{"game_id": 7}',  # game_id not a string
-        '{"game_id": "bad id!"}',  # game_id that does not fit the format
-        '{"game_id": "schema-1", "ruleset": "standard"}',  # usable id, schema errors
-        json.dumps(invalid),  # a RESULT_MISMATCH
-        "",
-        "[1, 2]",
-    ]
-    (folder / "a.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / "b.json").write_bytes(b"\xff\xfe not JSON and not UTF-8")
-    stored = [json.loads(x) for x in good] + [invalid]
-    deals = sum(len(r["deals"]) for r in stored)
-    tricks = sum(len(d["tricks"]) for r in stored for d in r["deals"])
-    violations = sum(len(replay(r).violations) for r in stored) + len(
-        replay({"game_id": "schema-1", "ruleset": "standard"}).violations
-    )
-    return {
-        "games": len(stored) + 1,
-        "deals": deals,
-        "bids": 4 * deals,
-        "tricks": tricks,
-        "plays": 4 * tricks,
-        "violations": violations,
-        "rejects": 7,
-        "records": len(lines) - 1 + 1,
-    }
-
-
-def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table but ingest_runs, sorted, without run ids and timestamps."""
-    out: dict[str, list[tuple[Any, ...]]] = {}
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        for t in schema.TABLES:
-            if t == "ingest_runs":
-                continue
-            cols = [r[0] for r in con.execute(f"DESCRIBE {t}").fetchall() if r[0] not in VOLATILE]
-            rows = con.execute(f"SELECT {', '.join(cols)} FROM {t}").fetchall()
-            out[t] = sorted(rows, key=repr)
-    finally:
-        con.close()
-    return out
 
 
 def counts(db: Path) -> dict[str, int]:

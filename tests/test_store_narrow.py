@@ -23,6 +23,7 @@ from backalley.store import database as store_mod
 from backalley.store import functions, migrations, schema
 from backalley.store.database import Store
 from backalley.store.ingest import ingest
+from tests.helpers import odd_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "store-v4.duckdb.gz"
@@ -281,21 +282,6 @@ def test_store_cursors_and_second_connections_read_the_raw_text(tmp_path: Path) 
 
 
 # --- the raw text: exact bytes -------------------------------------------------------------------
-
-
-def odd_inputs(folder: Path) -> dict[str, bytes]:
-    """A game as a .json file with a BOM, CRLF line breaks and non-ASCII text, and one as a line with a
-    U+FEFF and other non-ASCII inside; returns the bytes each game's record is (the file's BOM is not)."""
-    folder.mkdir()
-    lines = (SAMPLE / "valid-games.jsonl").read_bytes().splitlines()
-    first, second = json.loads(lines[0]), json.loads(lines[1])
-    first["event"] = "Café «Zürich» – ♠♥ 🂡"
-    pretty = json.dumps(first, ensure_ascii=False, indent=2).replace("\n", "\r\n").encode("utf-8")
-    (folder / "a.json").write_bytes(b"\xef\xbb\xbf" + pretty + b"\r\n")
-    second["event"] = "\ufeffBOM inside, ñ, 日本"
-    line = json.dumps(second, ensure_ascii=False).encode("utf-8")
-    (folder / "b.jsonl").write_bytes(b"\n" + line + b"\r\n")
-    return {first["game_id"]: pretty + b"\r\n", second["game_id"]: line}
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")

@@ -8,7 +8,6 @@ input at every kind of place and compare with the one-worker run.
 
 from __future__ import annotations
 
-import errno
 import io
 import json
 import os
@@ -35,7 +34,7 @@ from backalley.records.sources import (
     spans,
 )
 from backalley.validate import Piece, Summary, pool_context, validate_files
-from tests.test_schema import random_record
+from tests.helpers import FailingDisk, failing_at, random_record
 
 runner = CliRunner()
 #: The record limit of the library tests: the junk line is above it, every game below it.
@@ -159,46 +158,6 @@ def test_a_pipe_is_read_here_as_a_whole_read_reads_it(tmp_path: Path, name: str)
     got = records(lambda files: (it for s in spans(files, 3) for it in read_span(s)))
     first = b"{}" if name.endswith(".jsonl") else data.removeprefix(BOM)
     assert got == whole and got[0].raw == first
-
-
-class FailingDisk(io.RawIOBase):
-    """A file whose bytes from ``bad`` on cannot be read (a bad sector): every read reaching them fails."""
-
-    def __init__(self, data: bytes, bad: int) -> None:
-        self.data, self.bad, self.pos = data, bad, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        self.pos = offset if whence == 0 else self.pos + offset if whence == 1 else len(self.data) + offset
-        return self.pos
-
-    def tell(self) -> int:
-        return self.pos
-
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
-        if self.pos >= self.bad and self.pos < len(self.data):
-            raise OSError(errno.EIO, "Input/output error")
-        n = min(len(b), max(0, min(self.bad, len(self.data)) - self.pos))
-        b[:n] = self.data[self.pos : self.pos + n]
-        self.pos += n
-        return n
-
-
-def failing_at(monkeypatch: pytest.MonkeyPatch, path: Path, bad: int) -> None:
-    """Every later ``open`` of ``path`` reads it through a :class:`FailingDisk` failing at byte ``bad``."""
-    data, real_open = path.read_bytes(), Path.open
-
-    def open_(self: Path, mode: str = "r", *args: object, **kwargs: object) -> object:
-        if self == path and mode == "rb":
-            return io.BufferedReader(FailingDisk(data, bad), buffer_size=64)
-        return real_open(self, mode, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(Path, "open", open_)
 
 
 @pytest.mark.parametrize("size", [1, 100, 1000, 10**6])

@@ -176,7 +176,7 @@ def test_too_many_in_the_violations_table(faulty_file: Path, tmp_path: Path) -> 
 
 
 def test_too_many_in_the_service_validate(tmp_path: Path) -> None:
-    from tests.test_service_api import NDJSON, make_client
+    from tests.helpers import NDJSON, make_client
 
     body = (json.dumps(many_faults()) + "\n").encode()
     with make_client(tmp_path / "s.duckdb", public_validate=True) as client:
@@ -187,7 +187,7 @@ def test_too_many_in_the_service_validate(tmp_path: Path) -> None:
 
 
 def test_too_many_in_a_service_upload(tmp_path: Path) -> None:
-    from tests.test_service_api import AUTH, NDJSON, make_client
+    from tests.helpers import AUTH, NDJSON, make_client
 
     body = (json.dumps(many_faults()) + "\n").encode()
     with make_client(tmp_path / "s.duckdb") as client:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
-import concurrent.futures.process
 import multiprocessing
 import os
 import random
@@ -20,16 +18,10 @@ import backalley.validate
 from backalley import workers
 from backalley.cli.app import app
 from backalley.workers import RemoteTraceback, WorkerDied, ordered_map
+from tests.helpers import DeadPool
 
 FORK = multiprocessing.get_context("fork")
 runner = CliRunner()
-
-
-class DeadPool(concurrent.futures.ProcessPoolExecutor):
-    """What ``ProcessPoolExecutor`` does once a worker is gone: its results raise."""
-
-    def map(self, *args: object, **kwargs: object) -> Iterator[object]:
-        raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
 
 
 def square_after(n: int, delay: float) -> tuple[int, int]:
