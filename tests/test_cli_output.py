@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from backalley.cli.app import app, progress_bar
 from backalley.cli.progress import RateColumn, rich_bar
-from backalley.reporting.sample import build_hand_made
+from tests.report_sample import build_hand_made
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from backalley.reporting.sample import build_hand_made
+from tests.report_sample import build_hand_made
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "data" / "sample" / "README.md"]

@@ -1,6 +1,6 @@
 """The report's figures, checked against values worked out by hand.
 
-The store is built by ``backalley.reporting.sample`` from five hand-made deals
+The store is built by ``tests/report_sample.py`` from five hand-made deals
 in two valid games (plus an invalid game, an incomplete one and a rejected
 line). Per player, bids and tricks won personally (error = tricks − bid):
 
@@ -30,7 +30,7 @@ from backalley.cli.app import app
 from backalley.reporting import ReportError, compute, write_reports
 from backalley.reporting.html import esc, player_file, player_slug
 from backalley.reporting.metrics import open_store, wilson
-from backalley.reporting.sample import DOTS, XSS, build_hand_made
+from tests.report_sample import DOTS, XSS, build_hand_made
 
 
 @pytest.fixture(scope="module")

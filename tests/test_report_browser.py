@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from backalley.reporting import write_reports
-from backalley.reporting.sample import build_hand_made
 from tests.helpers import Browser, require_chromium, screenshots_dir
+from tests.report_sample import build_hand_made
 
 pytestmark = pytest.mark.browser
 

@@ -1,9 +1,10 @@
 """A tiny store with the contract's shape (docs/contract-views.md), from hand-made deals.
 
 Used by the report tests (whose expected figures are worked out by hand from
-the deals below) and handy for previewing the pages without the real store.
-The deals follow docs/rules.md: team contracts, board multipliers and points are
-derived here from the bids and each player's tricks.
+the deals below).  The deals follow docs/rules.md: team contracts, board
+multipliers and points are worked out here from the bids and each player's
+tricks, apart from the rulesets on purpose (an independent statement of
+``standard``'s scoring for the tests, not shipped in the package).
 """
 
 from __future__ import annotations
