@@ -107,6 +107,26 @@ class Ruleset:
     Subclasses must set the deck and sides in ``__init__`` and implement the
     bidding (:meth:`bid_in_range`, :meth:`contracts`), :meth:`score` and the
     schedule.  The defaults here are those of ``standard`` (docs/rules.md §1-§8).
+
+    The contract with the fast paths.  The replay's hot loop, the C play
+    checker and the C double-dummy search never call these methods per card:
+    they read :class:`FastTables` (:attr:`tables`), built once from
+    :meth:`is_trump`, :meth:`trump_mask`, :meth:`follow_mask`, :meth:`win_key`,
+    :meth:`forced_follow`, :meth:`legal_leads` and :meth:`breaks_trump`, and
+    they combine those answers themselves in exactly these ways, so a subclass
+    must keep them true:
+
+    * a follower must play a card of ``follow_mask(led, trump)`` if it holds one
+      (else anything), unless ``forced_follow`` names the highest or lowest trump;
+    * while trump is unbroken a leader who is not exempt
+      (:attr:`Contracts.lead_exempt`, from :meth:`contracts`) may lead any card
+      outside ``lead_block`` (what ``legal_leads`` refuses with every card in hand),
+      and any card when holding nothing else;
+    * the trick goes to the highest ``win_key(card, led, trump)``;
+    * trump is broken once a trick holds a card whose ``breaks_trump([card])`` holds.
+
+    ``tests/test_ruleset_consistency.py`` checks each against the methods on
+    every registered ruleset and option set.
     """
 
     #: The registry name (``standard``, ``pereulok``, ``bab-online``).
