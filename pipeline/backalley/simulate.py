@@ -479,12 +479,12 @@ def _view(deal: Record, index: int, rules: Ruleset = STANDARD) -> _DealView:
     return _DealView(index, n, trump, con.lead_exempt, plays, broken_before)
 
 
-def _after_swap(deal: Record) -> list[int]:
+def _after_swap(deal: Record, rules: Ruleset) -> list[int]:
+    """Each seat's hand after the recorded joker swap (the card the ruleset takes out, for the one drawn)."""
     hands = [sum(1 << CARD_INDEX[c] for c in deal["hands"][s]) for s in SEATS]
     swap = deal.get("joker_swap")
-    if swap is not None:
-        tc = CARD_INDEX[deal["trump_card"]]
-        other = BJ if tc == LJ else LJ
+    other = rules.swap_discard(CARD_INDEX[deal["trump_card"]]) if swap is not None else -1
+    if swap is not None and other >= 0:  # (a swap recorded where the ruleset has none changes no hand)
         s = SEATS.index(swap["seat"])
         hands[s] = hands[s] & ~(1 << other) | 1 << CARD_INDEX[swap["drawn"]]
     return hands
@@ -697,7 +697,7 @@ def _fault_not_in_hand(rec: Record, rng: random.Random, rules: Ruleset = STANDAR
     i = rng.choice(scored)
     d = rec["deals"][i]
     v = _view(d, i, rules)
-    dealt = _after_swap(d)
+    dealt = _after_swap(d, rules)
     p = rng.choice(v.plays)
     hand = v.remaining(p.seat, p.trick, dealt[p.seat])
     outside = [c for c in range(54) if not hand >> c & 1]
