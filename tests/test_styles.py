@@ -1,9 +1,8 @@
-"""The report's stylesheet and the service's share one look: the same colours, type and tables.
+"""One stylesheet for the report's pages and the service's: ``reporting/templates/style.css``.
 
-The two stylesheets (``reporting/html.py``'s ``CSS`` and the ``<style>`` of
-``service/templates/base.html``) style different pages, so each keeps rules of
-its own; what both pages show (the palette, the body text, links, the header,
-headings and tables) must be written the same in both.
+Both inline the same file (the report's pages are self-contained and the
+service's pages allow no other stylesheet), so they cannot drift apart: each
+page carries exactly one ``<style>``, and it is the file's text.
 """
 
 from __future__ import annotations
@@ -11,23 +10,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from backalley.reporting.html import CSS as REPORT_CSS
+from backalley.reporting.blocks import stylesheet
+from backalley.reporting.html import metrics_page
 
-BASE = Path(__file__).resolve().parent.parent / "pipeline" / "backalley" / "service" / "templates" / "base.html"
-#: Selectors whose rules both stylesheets must state alike (a property either states agrees).
-SHARED = ("body", "a", "header", "header h1", "h2", "table", "th", "td", ".scroll")
-#: Properties that differ on purpose: the report's tables are columns of figures (right-aligned),
-#: the service's are lists of games and plays.
-APART = {("th", "text-align"), ("td", "text-align")}
+ROOT = Path(__file__).resolve().parent.parent / "pipeline" / "backalley"
+SHEET = ROOT / "reporting" / "templates" / "style.css"
 
 
-def service_css() -> str:
-    text = BASE.read_text(encoding="utf-8")
-    return text[text.index("<style>") + len("<style>") : text.index("</style>")]
+def styles(page: str) -> list[str]:
+    return re.findall(r"<style>(.*?)</style>", page, re.DOTALL)
 
 
 def rules(css: str) -> dict[str, dict[str, str]]:
     """Top-level rules (not inside @media) as selector -> property -> value; a selector list counts for each."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL)
     css = re.sub(r"@media[^{]*\{(?:[^{}]*\{[^{}]*\})*[^{}]*\}", "", css)
     out: dict[str, dict[str, str]] = {}
     for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
@@ -37,22 +33,31 @@ def rules(css: str) -> dict[str, dict[str, str]]:
     return out
 
 
-def test_rules_parses_selector_lists_and_skips_media() -> None:
-    got = rules("a,b{color:red;margin:0}@media (max-width:1px){a{color:blue}}c{x:1}")
+def test_rules_parses_selector_lists_and_skips_media_and_comments() -> None:
+    got = rules("/* a{x:2} */a,b{color:red;margin:0}@media (max-width:1px){a{color:blue}}c{x:1}")
     assert got == {"a": {"color": "red", "margin": "0"}, "b": {"color": "red", "margin": "0"}, "c": {"x": "1"}}
 
 
-def test_the_palette_of_the_report_is_the_services() -> None:
-    report, service = rules(REPORT_CSS)[":root"], rules(service_css())[":root"]
-    assert report, "no :root in the report's stylesheet"
-    assert {k: service.get(k) for k in report} == report
+def test_the_report_inlines_the_shared_stylesheet() -> None:
+    page = metrics_page()
+    assert styles(page) == [SHEET.read_text(encoding="utf-8").strip()]
+    assert '<body class="report">' in page
 
 
-def test_shared_elements_are_styled_alike() -> None:
-    report, service = rules(REPORT_CSS), rules(service_css())
-    for selector in SHARED:
-        mine, theirs = report.get(selector, {}), service.get(selector, {})
-        both = mine.keys() & theirs.keys()
-        assert both, f"{selector}: no property in common"
-        differ = {k: (mine[k], theirs[k]) for k in both if mine[k] != theirs[k] and (selector, k) not in APART}
-        assert not differ, f"{selector} differs (report, service): {differ}"
+def test_the_service_inlines_the_same_stylesheet() -> None:
+    from backalley.service.pages import TEMPLATES
+
+    page = TEMPLATES.get_template("error.html").render(status=404, phrase="Not Found", detail="x", nonce="n")
+    assert styles(page) == [str(stylesheet())]
+    base = (ROOT / "service" / "templates" / "base.html").read_text(encoding="utf-8")
+    assert base.count("<style>") == 1 and "{{ stylesheet }}" in base  # no rule of its own
+
+
+def test_the_report_rules_are_scoped_to_its_pages() -> None:
+    """The report's tables are right-aligned columns of figures, the service's are lists: the report's
+    own rules apply under ``body.report`` only, so neither page restyles the other."""
+    got = rules(stylesheet())
+    assert got["th"]["text-align"] == "left" and got[".report th"]["text-align"] == "right"
+    assert got[".cards"]["display"] == "flex" and got[".report .cards"]["display"] == "grid"
+    for selector in ("body", "a", "header", "header h1", "h2", "table", "th", "td", ".scroll"):
+        assert selector in got, selector

@@ -1,13 +1,13 @@
-"""Self-contained HTML pages: inline CSS, inline SVG charts, every value escaped.
+"""The report's pages: the blocks each page shows, built from the figures; Jinja2 templates render them.
 
-Cells are escaped unless they are :class:`Markup` (built here from escaped
-parts), so a value cannot reach the page unescaped by accident.
+Cells are escaped by the templates unless they are :class:`~markupsafe.Markup`
+(built here from escaped parts), so a value cannot reach the page unescaped by
+accident. The pages are self-contained: the stylesheet and the SVG charts inline.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,34 +15,23 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+from markupsafe import Markup, escape
 
 from backalley.reporting import charts
+from backalley.reporting.blocks import Block, Card, Cards, Chart, Charts, Heading, Html, Note, Page, Table, render
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
 from backalley.rules import RULESETS, Ruleset
 
 DASH = "—"
 
 
-class Markup(str):
-    """A string that is already HTML (made only from escaped parts)."""
-
-    __slots__ = ()
-
-    def __add__(self, other: str) -> str:
-        """Markup + Markup stays Markup; anything else becomes a plain str (escaped when used)."""
-        joined = str.__add__(self, other)
-        return Markup(joined) if isinstance(other, Markup) else joined
-
-
 def esc(value: Any) -> Markup:
-    """Escape any value for HTML text or a quoted attribute; Markup passes through."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
+    """Escape any value for HTML text or a quoted attribute; Markup passes through; None is empty."""
+    return escape("" if value is None else value)
 
 
 def join(parts: Iterable[Any], sep: str = "") -> Markup:
-    return Markup(sep.join(esc(p) for p in parts))
+    return Markup(sep).join(esc(p) for p in parts)
 
 
 # ---------------------------------------------------------------- file names
@@ -142,26 +131,22 @@ def rate(k: Any, n: Any) -> Markup:
 # ---------------------------------------------------------------- building blocks
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None) -> Markup:
-    head = join(Markup(f"<th>{esc(h)}</th>") for h in headers)
-    body = join(Markup("<tr>" + join(Markup(f"<td>{esc(c)}</td>") for c in row) + "</tr>") for row in rows)
-    if not body:
-        body = Markup(f'<tr><td colspan="{len(headers)}" class="empty">no data</td></tr>')
-    cap = Markup(f"<caption>{esc(caption)}</caption>") if caption else Markup("")
-    return Markup(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None, folded: bool = False
+) -> Table:
+    return Table(headers, [list(r) for r in rows], caption, folded)
 
 
-def card(label: str, value: Any, sub: Any = "") -> Markup:
-    return Markup(
-        f'<div class="card"><div class="label">{esc(label)}</div><div class="value">{esc(value)}</div>'
-        f'<div class="sub">{esc(sub)}</div></div>'
-    )
+def card(label: str, value: Any, sub: Any = "") -> Card:
+    return Card(label, value, sub)
 
 
-def chart(svg: str | None, what: str) -> Markup:
-    if svg is None:
-        return Markup(f'<figure class="chart nodata"><figcaption>{esc(what)}: no data</figcaption></figure>')
-    return Markup(f'<figure class="chart">{svg}</figure>')  # svg from charts: every text escaped, ids prefixed
+def chart(svg: str | None, what: str) -> Chart:
+    return Chart(svg, what)  # svg from charts: every text escaped, ids prefixed
+
+
+def note(text: Any) -> Note:
+    return Note(text)
 
 
 def player_link(player: str, from_player_page: bool, linked: Mapping[str, str]) -> Markup:
@@ -174,60 +159,9 @@ def player_link(player: str, from_player_page: bool, linked: Mapping[str, str]) 
     return Markup(f'<a href="{esc(href)}">{esc(player)}</a>')
 
 
-CSS = """
-:root{--ink:#1f2937;--muted:#6b7280;--line:#e5e7eb;--bg:#f8fafc;--accent:#2563eb;--good:#16a34a;--bad:#dc2626}
-*{box-sizing:border-box}
-body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink);background:var(--bg)}
-main{max-width:1100px;margin:0 auto;padding:16px}
-header{background:#111827;color:#fff;padding:14px 16px}
-header .inner{max-width:1100px;margin:0 auto}
-header h1{margin:0;font-size:1.35rem;overflow-wrap:anywhere}
-header p{margin:4px 0 0;color:#cbd5e1;font-size:.9rem}
-header a{color:#93c5fd}
-h2{font-size:1.1rem;margin:28px 0 8px;border-bottom:2px solid var(--line);padding-bottom:4px}
-h3{font-size:.98rem;margin:18px 0 6px}
-p.note{color:var(--muted);font-size:.85rem;margin:4px 0}
-a{color:var(--accent)}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(135px,1fr));gap:10px}
-.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 12px}
-.card .label{font-size:.78rem;color:var(--muted);text-transform:uppercase;letter-spacing:.03em}
-.card .value{font-size:1.35rem;font-weight:650;overflow-wrap:anywhere}
-.card .sub{font-size:.78rem;color:var(--muted)}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,420px),1fr));gap:12px}
-figure.chart{margin:0;background:#fff;border:1px solid var(--line);border-radius:8px;padding:6px}
-figure.chart svg{display:block;width:100%;height:auto}
-figure.nodata{color:var(--muted);padding:24px;text-align:center}
-.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;background:#fff;border:1px solid var(--line);border-radius:8px}
-table{border-collapse:collapse;width:100%;font-size:.88rem;font-variant-numeric:tabular-nums}
-caption{text-align:left;padding:8px 10px 0;font-weight:600}
-th,td{padding:6px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap;vertical-align:top}
-th{background:#f1f5f9;font-weight:600;font-size:.8rem}
-th:first-child,td:first-child{text-align:left;white-space:normal;overflow-wrap:anywhere;min-width:6em}
-td.empty{text-align:center;color:var(--muted)}
-.rate{font-weight:600}
-.n{color:var(--muted);font-size:.8em}
-.ci{display:block;color:var(--muted);font-size:.72em}
-nav.players{display:flex;flex-wrap:wrap;gap:6px 12px}
-nav.players a{overflow-wrap:anywhere}
-footer{color:var(--muted);font-size:.8rem;margin:32px 0 8px}
-@media (max-width:600px){body{font-size:14px}main{padding:10px}.card .value{font-size:1.15rem}}
-"""
-
-
-def page(title: str, subtitle: Markup, body: Markup, root: str = "") -> str:
+def page(title: str, subtitle: Any, blocks: Iterable[Block], root: str = "") -> str:
     """A whole page; ``root`` leads from the page's folder back to the output folder (``../`` for players/)."""
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        # No request to any other host: nothing but inline content may load.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f'<header><div class="inner"><h1>{esc(title)}</h1><p>{subtitle}</p></div></header>'
-        f"<main>{body}<footer>Generated by <code>backalley report</code>. Rates show the count beside them and a 95% Wilson"
-        f' interval below; — means no cases. Definitions: <a href="{root}{METRICS_FILE}">{METRICS_FILE}</a>.'
-        "</footer></main></body></html>\n"
-    )
+    return render("report_page.html", page=Page(title, subtitle, list(blocks), root), metrics_file=METRICS_FILE)
 
 
 #: The metric definitions, written beside index.html so that the pages' link works offline.
@@ -243,7 +177,7 @@ def metrics_page() -> str:
     text = files("backalley.reporting").joinpath("metrics.md").read_text(encoding="utf-8")
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
     back = Markup('<p><a href="index.html">← the report</a></p>')
-    return page("Report metrics", Markup("How every figure of the report is defined"), Markup(back + Markup(body)))
+    return page("Report metrics", "How every figure of the report is defined", [Html(back + Markup(body))])
 
 
 def _scope(m: Metrics) -> str:
@@ -256,41 +190,40 @@ def _scope(m: Metrics) -> str:
 def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     p = m.population
     plain = m.plain_standard_only
-    b: list[Markup] = []
-    b.append(Markup("<h2>Population</h2>"))
+    b: list[Block] = [Heading("Population")]
     b.append(
-        Markup(
-            '<div class="cards">'
-            + card("records", fmt_int(p["records"]), "incl. rejected lines")
-            + card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures")
-            + card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events")
-            + card("scored deals", fmt_int(p["deals"]), "pass-outs excluded" if plain else "plain standard games")
-            + card(
-                "boards made" if plain else "standard boards made",
-                _rate_value(p["boards_made"], p["boards_claimed"]),
-                _rate_sub(p["boards_made"], p["boards_claimed"]),
-            )
-            + "</div>"
+        Cards(
+            [
+                card("records", fmt_int(p["records"]), "incl. rejected lines"),
+                card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures"),
+                card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events"),
+                card("scored deals", fmt_int(p["deals"]), "pass-outs excluded" if plain else "plain standard games"),
+                card(
+                    "boards made" if plain else "standard boards made",
+                    _rate_value(p["boards_made"], p["boards_claimed"]),
+                    _rate_sub(p["boards_made"], p["boards_claimed"]),
+                ),
+            ]
         )
     )
     if p["first_played"] is not None:
         first, last = (
             f"{v:%Y-%m-%d}" if hasattr(v, "strftime") else str(v) for v in (p["first_played"], p["last_played"])
         )
-        b.append(Markup(f'<p class="note">Games played from {esc(first)} to {esc(last)}.</p>'))
+        b.append(note(f"Games played from {first} to {last}."))
 
     if not m.plain_standard_only:
-        b.append(rulesets_section(m, linked))
+        b += rulesets_section(m, linked)
     if p["reported_games"] or m.plain_standard_only:
-        b.append(_standard_sections(m, linked))
+        b += _standard_sections(m, linked)
     if m.analysed:
-        b.append(dd_sections(m, linked))
+        b += dd_sections(m, linked)
     for r in m.rulesets.iter_rows(named=True):
         if (r["ruleset"], r["options"]) != ("standard", ""):
-            b.append(ruleset_section(m, r["ruleset"], r["options"], linked))
-    b.append(_quality_section(m, linked))
+            b += ruleset_section(m, r["ruleset"], r["options"], linked)
+    b += _quality_section(m, linked)
 
-    b.append(Markup("<h2>Players</h2>"))
+    b.append(Heading("Players"))
     b.append(
         table(
             ["player", "games", "valid", "incomplete", "invalid"],
@@ -306,23 +239,19 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
             ),
         )
     )
-    sub = Markup(
-        f"{esc(_scope(m))} · {esc(fmt_int(p['valid_games']))} valid games · {esc(fmt_int(p['players']))} players"
-    )
-    return page("Back Alley report", sub, join(b))
+    sub = f"{_scope(m)} · {fmt_int(p['valid_games'])} valid games · {fmt_int(p['players'])} players"
+    return page("Back Alley report", sub, b)
 
 
-def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> Markup:
+def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     """Leaderboard, bidding and partnerships: the figures of plain ``standard`` games."""
-    b: list[Markup] = []
+    b: list[Block] = []
     if m.plain_standard_only:
-        b.append(Markup("<h2>Leaderboard</h2>"))
+        b.append(Heading("Leaderboard"))
     else:
-        b.append(Markup('<h2 id="leaderboard">Leaderboard: standard</h2>'))
-        b.append(Markup(f'<p class="note">{esc(STANDARD_NOTE)}</p>'))
-    b.append(
-        Markup('<p class="note">Sorted by points per deal (the team\'s points in the deals the player played).</p>')
-    )
+        b.append(Heading("Leaderboard: standard", "leaderboard"))
+        b.append(note(STANDARD_NOTE))
+    b.append(note("Sorted by points per deal (the team's points in the deals the player played)."))
     rows = []
     for i, r in enumerate(m.leaderboard.iter_rows(named=True), 1):
         rows.append(
@@ -355,30 +284,29 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> Markup:
         )
     )
 
-    b.append(Markup("<h2>Bidding, all players</h2>"))
+    b.append(Heading("Bidding, all players"))
     b.append(
-        Markup(
-            '<div class="charts">'
-            + chart(
-                charts.calibration(m.pop_calibration, m.pop_calibration.clear(), "pop-cal", "all players"),
-                "calibration",
-            )
-            + chart(charts.error_histogram(m.pop_errors, "pop-err", "Bid error, all players"), "bid errors")
-            + "</div>"
+        Charts(
+            [
+                chart(
+                    charts.calibration(m.pop_calibration, m.pop_calibration.clear(), "pop-cal", "all players"),
+                    "calibration",
+                ),
+                chart(charts.error_histogram(m.pop_errors, "pop-err", "Bid error, all players"), "bid errors"),
+            ]
         )
     )
 
-    b.append(Markup("<h2>Partnerships</h2>"))
+    b.append(Heading("Partnerships"))
     top = m.partnerships.head(15)
     b.append(
-        Markup(
-            f'<p class="note">Numeric team contracts per pair of partners; the {top.height} pairs with the most deals'
-            f" of {m.partnerships.height}.</p>"
+        note(
+            f"Numeric team contracts per pair of partners; the {top.height} pairs with the most deals"
+            f" of {m.partnerships.height}."
         )
     )
     b.append(table(_CONTRACT_HEADERS_PAIR, (_pair_row(r, False, linked) for r in top.iter_rows(named=True))))
-
-    return join(b)
+    return b
 
 
 _CONTRACT_HEADERS = ["deals", "points / deal", "contracts", "made", "exact", "set", "mean overtricks"]
@@ -403,11 +331,11 @@ def _pair_row(r: dict[str, Any], from_player: bool, linked: Mapping[str, str]) -
         + Markup(" &amp; ")
         + player_link(r["player_b"], from_player, linked)
     )
-    return [Markup(names), fmt_int(r["games"]), *_contract_cells(r)]
+    return [names, fmt_int(r["games"]), *_contract_cells(r)]
 
 
-def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> Markup:
-    b: list[Markup] = [Markup("<h2>Data quality</h2>")]
+def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
+    b: list[Block] = [Heading("Data quality")]
     if player is None:
         total = int(m.quality_status["records"].sum())
         b.append(
@@ -421,7 +349,7 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
             )
         )
         if m.event is not None:
-            b.append(Markup('<p class="note">Rejected lines have no event: their count is for all events.</p>'))
+            b.append(note("Rejected lines have no event: their count is for all events."))
         b.append(
             table(
                 ["code", "severity", "violations", "games", "players"],
@@ -467,8 +395,8 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
                 ],
             )
         )
-        b.append(Markup('<p class="note">Only valid games count in the figures above.</p>'))
-    return join(b)
+        b.append(note("Only valid games count in the figures above."))
+    return b
 
 
 # ---------------------------------------------------------------- player page
@@ -492,64 +420,66 @@ _BID_HEADERS = ["bids", "exact", "mean |error|", "mean error"]
 
 def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     lb = m.of("leaderboard", player)
-    b: list[Markup] = [Markup('<p><a href="../index.html">← all players</a></p>')]
-    sub = Markup(f"Player page · {esc(_scope(m))}")
+    b: list[Block] = [Html(Markup('<p><a href="../index.html">← all players</a></p>'))]
+    sub = f"Player page · {_scope(m)}"
     if lb.is_empty():
         others = player_ruleset_sections(m, player, linked)
         if not others:
-            b.append(Markup('<p class="note">This player has no scored deal in a valid game.</p>'))
-        b.append(others)
-        b.append(_quality_section(m, linked, player))
-        return page(f"{player}", sub, join(b), root="../")
+            b.append(note("This player has no scored deal in a valid game."))
+        b += others
+        b += _quality_section(m, linked, player)
+        return page(f"{player}", sub, b, root="../")
     r = lb.row(0, named=True)
     rank = m.leaderboard["player"].to_list().index(player) + 1
     broken = m.of("boards_broken", player)
     opp_boards, n_broken = (int(broken["opp_boards"][0]), int(broken["broken"][0])) if broken.height else (0, 0)
 
-    b.append(Markup("<h2>At a glance</h2>"))
+    b.append(Heading("At a glance"))
     b.append(
-        Markup(
-            '<div class="cards">'
-            + card("games", fmt_int(r["games"]), f"rank {rank} of {m.leaderboard.height} by points/deal")
-            + card("won", _rate_value(r["games_won"], r["games"]), _rate_sub(r["games_won"], r["games"]))
-            + card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals")
-            + card(
-                "exact bids",
-                _rate_value(r["exact_bids"], r["numeric_bids"]),
-                _rate_sub(r["exact_bids"], r["numeric_bids"]),
-            )
-            + card(
-                "mean |error|",
-                fmt_num(r["mean_abs_error"]),
-                f"mean error {fmt_num(r['mean_signed_error'], signed=True)}",
-            )
-            + card(
-                "boards made",
-                _rate_value(r["boards_made"], r["boards_claimed"]),
-                _rate_sub(r["boards_made"], r["boards_claimed"]),
-            )
-            + card("opponents' boards broken", _rate_value(n_broken, opp_boards), _rate_sub(n_broken, opp_boards))
-            + "</div>"
+        Cards(
+            [
+                card("games", fmt_int(r["games"]), f"rank {rank} of {m.leaderboard.height} by points/deal"),
+                card("won", _rate_value(r["games_won"], r["games"]), _rate_sub(r["games_won"], r["games"])),
+                card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals"),
+                card(
+                    "exact bids",
+                    _rate_value(r["exact_bids"], r["numeric_bids"]),
+                    _rate_sub(r["exact_bids"], r["numeric_bids"]),
+                ),
+                card(
+                    "mean |error|",
+                    fmt_num(r["mean_abs_error"]),
+                    f"mean error {fmt_num(r['mean_signed_error'], signed=True)}",
+                ),
+                card(
+                    "boards made",
+                    _rate_value(r["boards_made"], r["boards_claimed"]),
+                    _rate_sub(r["boards_made"], r["boards_claimed"]),
+                ),
+                card("opponents' boards broken", _rate_value(n_broken, opp_boards), _rate_sub(n_broken, opp_boards)),
+            ]
         )
     )
     prefix = "c" + player_slug(player).rsplit("-", 1)[1]
-    b.append(Markup("<h2>Charts</h2>"))
+    b.append(Heading("Charts"))
     b.append(
-        Markup(
-            '<div class="charts">'
-            + chart(charts.calibration(m.of("calibration", player), m.pop_calibration, f"{prefix}-cal"), "calibration")
-            + chart(charts.error_histogram(m.of("bid_errors", player), f"{prefix}-err"), "bid errors")
-            + chart(charts.board_success(m.of("boards_by_hand", player), f"{prefix}-brd"), "board claims")
-            + chart(charts.score_over_games(m.of("scores", player), f"{prefix}-scr"), "scores")
-            + "</div>"
+        Charts(
+            [
+                chart(
+                    charts.calibration(m.of("calibration", player), m.pop_calibration, f"{prefix}-cal"), "calibration"
+                ),
+                chart(charts.error_histogram(m.of("bid_errors", player), f"{prefix}-err"), "bid errors"),
+                chart(charts.board_success(m.of("boards_by_hand", player), f"{prefix}-brd"), "board claims"),
+                chart(charts.score_over_games(m.of("scores", player), f"{prefix}-scr"), "scores"),
+            ]
         )
     )
 
-    b.append(Markup("<h2>Bidding accuracy</h2>"))
+    b.append(Heading("Bidding accuracy"))
     b.append(
-        Markup(
-            '<p class="note">Deals where the player bid a number or passed (pass = 0). Error = tricks the player won'
-            " personally − bid: above 0 the player won more than bid, below 0 fewer.</p>"
+        note(
+            "Deals where the player bid a number or passed (pass = 0). Error = tricks the player won"
+            " personally − bid: above 0 the player won more than bid, below 0 fewer."
         )
     )
     overall = [
@@ -592,18 +522,18 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
         )
     )
 
-    b.append(Markup("<h2>Team contracts</h2>"))
+    b.append(Heading("Team contracts"))
     b.append(
-        Markup(
-            "<p class=\"note\">Numeric contracts of the player's team (sum of the partners' numbers). Made: tricks ≥"
-            " contract; set: fewer; overtricks averaged over made contracts. Points per deal: all deals, boards included.</p>"
+        note(
+            "Numeric contracts of the player's team (sum of the partners' numbers). Made: tricks ≥"
+            " contract; set: fewer; overtricks averaged over made contracts. Points per deal: all deals, boards included."
         )
     )
     c = m.of("contracts", player)
     b.append(
         table(
             ["", *_CONTRACT_HEADERS],
-            ([Markup("as a team member"), *_contract_cells(cr)] for cr in c.iter_rows(named=True)),
+            (["as a team member", *_contract_cells(cr)] for cr in c.iter_rows(named=True)),
         )
     )
     partners = m.partners_of(player)
@@ -618,7 +548,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
         )
     )
 
-    b.append(Markup("<h2>Board success</h2>"))
+    b.append(Heading("Board success"))
     lv = m.of("boards_by_level", player)
     b.append(
         table(
@@ -647,16 +577,12 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
             caption="By hand size",
         )
     )
-    b.append(
-        Markup(
-            f"<p class=\"note\">Opponents' board contracts broken by the player's team: {esc(rate_text(n_broken, opp_boards))}.</p>"
-        )
-    )
+    b.append(note(f"Opponents' board contracts broken by the player's team: {rate_text(n_broken, opp_boards)}."))
     if m.analysed and m.of("dd_bids", player).height:
-        b.append(dd_sections(m, linked, player))
-    b.append(player_ruleset_sections(m, player, linked))
-    b.append(_quality_section(m, linked, player))
-    return page(f"{player}", sub, join(b), root="../")
+        b += dd_sections(m, linked, player)
+    b += player_ruleset_sections(m, player, linked)
+    b += _quality_section(m, linked, player)
+    return page(f"{player}", sub, b, root="../")
 
 
 def _rate_value(k: Any, n: Any) -> str:
@@ -696,7 +622,7 @@ def ruleset_anchor(ruleset: str | None, options: str) -> str:
     return "ruleset-" + re.sub(r"[^a-z0-9]+", "-", ruleset_label(ruleset, options).lower()).strip("-")
 
 
-def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> Markup:
+def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     """The rulesets present, each linked to its section (plain standard: the sections that follow)."""
     rows = []
     for r in m.rulesets.iter_rows(named=True):
@@ -705,17 +631,18 @@ def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> Markup:
         target = "leaderboard" if plain else ruleset_anchor(r["ruleset"], r["options"])
         cell = Markup(f'<a href="#{esc(target)}">{esc(label)}</a>') if r["deals"] else esc(label)
         rows.append([cell, fmt_int(r["games"]), fmt_int(r["valid_games"]), fmt_int(r["players"]), fmt_int(r["deals"])])
-    return Markup(
-        '<h2 id="rulesets">Rulesets</h2><p class="note">No figure mixes rulesets or house options: each has its'
-        " own section.</p>" + table(["ruleset", "games", "valid", "players", "scored deals"], rows)
-    )
+    return [
+        Heading("Rulesets", "rulesets"),
+        note("No figure mixes rulesets or house options: each has its own section."),
+        table(["ruleset", "games", "valid", "players", "scored deals"], rows),
+    ]
 
 
-def _options_note(options: str) -> Markup:
+def _options_note(options: str) -> list[Block]:
     if not options:
-        return Markup("")
+        return []
     notes = "; ".join(OPTION_NOTES.get(o, o) for o in options.split(","))
-    return Markup(f'<p class="note">House options: {esc(notes)}.</p>')
+    return [note(f"House options: {notes}.")]
 
 
 def _variant(frame: pl.DataFrame, ruleset: str, options: str) -> pl.DataFrame:
@@ -749,9 +676,9 @@ def _player_headers(ruleset: str) -> list[str]:
     return [*common, "exact bids", "mean |error|", f"{kind.board_word}s made"] + (["rainbows"] if kind.rainbow else [])
 
 
-def _declaration_tables(decl: pl.DataFrame) -> Markup:
+def _declaration_tables(decl: pl.DataFrame) -> list[Block]:
     """Declarations made and failed, by declared tricks and by multiplier (summed over the rows given)."""
-    out: list[Markup] = []
+    out: list[Block] = []
     for by, caption in (("declared tricks", "Declarations by declared tricks"), ("multiplier", "By multiplier")):
         part = decl.filter(pl.col("breakdown") == by) if decl.height else decl
         if part.height:
@@ -766,10 +693,10 @@ def _declaration_tables(decl: pl.DataFrame) -> Markup:
             for x in part.iter_rows(named=True)
         )
         out.append(table([by, "declared", "made", "failed"], rows, caption=caption))
-    return join(out)
+    return out
 
 
-def _bore_table(bores: pl.DataFrame, ruleset: str) -> Markup:
+def _bore_table(bores: pl.DataFrame, ruleset: str) -> Table:
     part = bores
     if part.height:
         part = part.group_by("level").agg(pl.col("claimed").sum(), pl.col("made").sum()).sort("level")
@@ -783,11 +710,11 @@ def _bore_table(bores: pl.DataFrame, ruleset: str) -> Markup:
     return table(["level", "claimed", "made"], rows, caption=what)
 
 
-def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str, str]) -> Markup:
+def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str, str]) -> list[Block]:
     """One ruleset (with its options): every player's figures, and the ruleset's own tables."""
     label = ruleset_label(ruleset, options)
-    b: list[Markup] = [Markup(f'<h2 id="{esc(ruleset_anchor(ruleset, options))}">Ruleset {esc(label)}</h2>')]
-    b.append(_options_note(options))
+    b: list[Block] = [Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options))]
+    b += _options_note(options)
     players = _variant(m.ruleset_players, ruleset, options)
     rows = (
         [Markup(f"{i}. ") + player_link(r["player"], False, linked), *_player_cells(r, ruleset)]
@@ -795,31 +722,31 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
     )
     b.append(table(["player", *_player_headers(ruleset)], rows, caption="Players, by points per deal"))
     if ruleset_kind(ruleset).auction == "declarations":
-        b.append(_declaration_tables(_variant(m.declarations, ruleset, options)))
+        b += _declaration_tables(_variant(m.declarations, ruleset, options))
     else:
         b.append(_bore_table(_variant(m.bores, ruleset, options), ruleset))
-    b.append(ruleset_dd_sections(m, ruleset, options, linked))
-    return join(b)
+    b += ruleset_dd_sections(m, ruleset, options, linked)
+    return b
 
 
-def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) -> Markup:
+def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) -> list[Block]:
     """A player's figures in every ruleset other than plain standard that they played."""
     mine = m.of("ruleset_players", player)
-    b: list[Markup] = []
+    b: list[Block] = []
     for r in mine.iter_rows(named=True):
         ruleset, options = r["ruleset"], r["options"]
         if (ruleset, options) == ("standard", ""):
             continue
         label = ruleset_label(ruleset, options)
-        b.append(Markup(f'<h2 id="{esc(ruleset_anchor(ruleset, options))}">Ruleset {esc(label)}</h2>'))
-        b.append(_options_note(options))
+        b.append(Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options)))
+        b += _options_note(options)
         b.append(table(_player_headers(ruleset), [_player_cells(r, ruleset)]))
         if ruleset_kind(ruleset).auction == "declarations":
-            b.append(_declaration_tables(_variant(m.of("declarations", player), ruleset, options)))
+            b += _declaration_tables(_variant(m.of("declarations", player), ruleset, options))
         else:
             b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))
-        b.append(ruleset_dd_sections(m, ruleset, options, linked, player))
-    return join(b)
+        b += ruleset_dd_sections(m, ruleset, options, linked, player)
+    return b
 
 
 # ---------------------------------------------------------------- double-dummy figures
@@ -892,7 +819,7 @@ class DDFrames:
     player_plays: pl.DataFrame | None = None
 
 
-def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> Markup:
+def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
     """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
     if player is None:
         frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays))
@@ -901,11 +828,11 @@ def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None
     return _dd_tables(frames, linked, DD_BID_NOTE)
 
 
-def _dd_tables(f: DDFrames, linked: Mapping[str, str], note: str, level: str = "h2", anchor: str = "") -> Markup:
+def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2, anchor: str = "") -> list[Block]:
     index = f.player_bids is not None
     who = "all players" if index else "the player's side"
-    b: list[Markup] = [Markup(f'<{level} id="{esc(anchor)}bid-vs-makeable">Bid vs makeable</{level}>')]
-    b.append(Markup(f'<p class="note">{esc(note)}</p>'))
+    b: list[Block] = [Heading("Bid vs makeable", f"{anchor}bid-vs-makeable", level)]
+    b.append(note(text))
     rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in f.bids.iter_rows(named=True))
     b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}"))
     if f.player_bids is not None:
@@ -913,8 +840,8 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], note: str, level: str = "
             [player_link(r["player"], False, linked), *dd_bid_cells(r)] for r in f.player_bids.iter_rows(named=True)
         )
         b.append(table(["player", *DD_BID_HEADERS], rows, caption="Per player (the player's side), all hand sizes"))
-    b.append(Markup(f'<{level} id="{esc(anchor)}play-accuracy">Play accuracy</{level}>'))
-    b.append(Markup(f'<p class="note">{esc(DD_PLAY_NOTE)}</p>'))
+    b.append(Heading("Play accuracy", f"{anchor}play-accuracy", level))
+    b.append(note(DD_PLAY_NOTE))
     rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in f.plays.iter_rows(named=True))
     b.append(table(["hand size", *DD_PLAY_HEADERS], rows, caption="By hand size" + (", all players" if index else "")))
     if f.player_plays is not None:
@@ -925,7 +852,7 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], note: str, level: str = "
         b.append(
             table(["player", *DD_PLAY_HEADERS], rows, caption="Per player, all hand sizes, fewest tricks lost first")
         )
-    return join(b)
+    return b
 
 
 DD_RULESET_NOTE = (
@@ -938,11 +865,11 @@ DD_RULESET_NOTE = (
 
 def ruleset_dd_sections(
     m: Metrics, ruleset: str, options: str, linked: Mapping[str, str], player: str | None = None
-) -> Markup:
+) -> list[Block]:
     """A ruleset's (with its options) bid vs makeable and play accuracy; nothing when no deal of it is analysed."""
     pop_bids = _variant(m.pop_ruleset_dd_bids, ruleset, options)
     if pop_bids.height == 0:
-        return Markup("")
+        return []
     if player is None:
         frames = DDFrames(
             pop_bids,
@@ -953,6 +880,6 @@ def ruleset_dd_sections(
     else:
         bids = _variant(m.of("ruleset_dd_bids", player), ruleset, options)
         if bids.height == 0:
-            return Markup("")
+            return []
         frames = DDFrames(bids, _variant(m.of("ruleset_dd_plays", player), ruleset, options))
-    return _dd_tables(frames, linked, DD_RULESET_NOTE, "h3", ruleset_anchor(ruleset, options) + "-")
+    return _dd_tables(frames, linked, DD_RULESET_NOTE, 3, ruleset_anchor(ruleset, options) + "-")

@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from backalley.reporting.blocks import stylesheet
 from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.service import data
@@ -61,6 +62,8 @@ TEMPLATES.filters["card"] = data.card_text
 TEMPLATES.filters["color"] = data.card_color
 TEMPLATES.globals["contract"] = contract
 TEMPLATES.globals["cardspan"] = cardspan
+#: One stylesheet for the service's pages and the report's (reporting/templates/style.css), inlined in each.
+TEMPLATES.globals["stylesheet"] = stylesheet()
 
 
 def csp(nonce: str | None = None) -> str:

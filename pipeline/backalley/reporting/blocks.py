@@ -1,0 +1,129 @@
+"""What a report page is made of: headings, notes, tables, cards and charts, rendered by Jinja2 templates.
+
+The page builders (:mod:`backalley.reporting.html`) make lists of these blocks
+from the figures; the templates in ``reporting/templates`` (autoescaped) turn
+them into HTML.  Text is escaped by the templates unless it is
+:class:`~markupsafe.Markup`, which only the cell helpers make, from escaped parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from typing import Any, ClassVar
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+#: The stylesheet of the report's pages and of the service's (one file, inlined in each page).
+STYLESHEET = "style.css"
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    """A section's title; level 2 headings with an anchor are listed in the page's contents."""
+
+    kind: ClassVar[str] = "heading"
+    text: str
+    anchor: str = ""
+    level: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A line of explanation under a heading (``text`` may be Markup)."""
+
+    kind: ClassVar[str] = "note"
+    text: Any
+    how: bool = False  # a "how to read it" line, not a remark
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table of figures; ``folded`` tables sit in a closed ``<details>`` (open when printed)."""
+
+    kind: ClassVar[str] = "table"
+    headers: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+    caption: str | None = None
+    folded: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    label: str
+    value: Any
+    sub: Any = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cards:
+    kind: ClassVar[str] = "cards"
+    items: Sequence[Card]
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """An inline SVG chart from :mod:`backalley.reporting.charts` (every text in it escaped), or None."""
+
+    svg: str | None
+    what: str
+
+    @property
+    def markup(self) -> Markup:
+        return Markup(self.svg or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Charts:
+    kind: ClassVar[str] = "charts"
+    items: Sequence[Chart]
+
+
+@dataclass(frozen=True, slots=True)
+class Html:
+    """A piece of page made by a cell helper (already escaped Markup)."""
+
+    kind: ClassVar[str] = "html"
+    markup: Markup
+
+
+Block = Heading | Note | Table | Cards | Charts | Html
+
+
+@dataclass
+class Page:
+    """A whole page: its title, the line under it, its blocks, and the way back to the output folder."""
+
+    title: str
+    subtitle: Any
+    blocks: list[Block] = field(default_factory=list)
+    root: str = ""
+
+
+@cache
+def environment() -> Environment:
+    """The templates' environment (autoescaped, undefined names an error), built once per process."""
+    env = Environment(
+        loader=PackageLoader("backalley.reporting", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+        keep_trailing_newline=True,
+    )
+    env.globals["stylesheet"] = stylesheet
+    return env
+
+
+@cache
+def stylesheet() -> Markup:
+    """The shared stylesheet's text (a file of the package, trusted: it is no data)."""
+    return Markup(files("backalley.reporting").joinpath("templates", STYLESHEET).read_text(encoding="utf-8").strip())
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)
