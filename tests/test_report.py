@@ -153,7 +153,7 @@ def test_files_show_the_figures(out: Path) -> None:
     assert "| bob | 2 | 100% (2/2; 95% CI 34–100%) | 0.00 |" in summary
     assert "| rejected | 1 |" in summary and "| REVOKE | 2 | 1 | 4 |" in summary
     page = (out / player_file("alice")).read_text(encoding="utf-8")
-    text = re.sub(r"<[^>]+>", " ", page.split("<h2>Bidding accuracy</h2>")[1])
+    text = re.sub(r"<[^>]+>", " ", page.split('<h2 id="bidding-accuracy">Bidding accuracy</h2>')[1])
     assert re.search(r"all\s+4\s+25\.0%\s+1/4\s+5–70%\s+1\.50\s+−0\.50", text), text[:400]
     assert re.search(r"as a team member\s+5\s+−9\.80\s+4\s+50\.0%\s+2/4", text)
     assert "33.3% (1/3; 95% CI 6–79%)" in text  # opponents' boards broken

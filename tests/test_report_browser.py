@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,6 +62,44 @@ def test_every_page_loads_cleanly(tmp_path: Path, browser: Browser) -> None:
             failures[page.name] = seen
     print(f"screenshots in {shots}")
     assert not failures, failures
+
+
+def evaluate(browser: Browser, expression: str) -> Any:
+    return browser.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)["result"][
+        "value"
+    ]
+
+
+def test_contents_and_folded_tables(tmp_path: Path, browser: Browser) -> None:
+    """Every page opens with its contents, each entry leading to a heading of the page; the tables by hand
+    size are folded on screen and shown whole when the page is printed (CSS only: the pages run no script)."""
+    db = tmp_path / "store.duckdb"
+    build_hand_made(db)
+    summary = write_reports(db, tmp_path / "reports", workers=1)
+    page = next(p for p in summary.player_pages if p.name.startswith("alice-"))
+    for each in (summary.index, page):
+        assert not browser.open(each.resolve().as_uri())
+        entries = evaluate(
+            browser,
+            "[...document.querySelectorAll('nav.contents a')].map(a => [a.textContent,"
+            " document.getElementById(a.getAttribute('href').slice(1))?.tagName])",
+        )
+        assert len(entries) >= 3 and all(tag == "H2" for _, tag in entries), entries
+        assert evaluate(browser, "document.querySelector('main').firstElementChild.matches('nav.contents')")
+    assert not browser.open(page.resolve().as_uri())
+    folded = "[...document.querySelectorAll('details.fold')]"
+    shown = ".map(d => [d.querySelector('summary').textContent, d.open, d.querySelector('table').checkVisibility(),"
+    shown += " d.nextElementSibling.querySelector('table').checkVisibility()])"
+    screen = evaluate(browser, folded + shown)
+    assert [s[0].split(" (")[0] for s in screen] == ["By hand size", "By hand size"], screen
+    assert all(not is_open and not inside and not copy for _, is_open, inside, copy in screen), screen
+    browser.call("Emulation.setEmulatedMedia", {"media": "print"}, session=True)
+    try:
+        printed = evaluate(browser, folded + shown)
+        rows = evaluate(browser, "[...document.querySelectorAll('.print-only tbody tr')].length")
+    finally:
+        browser.call("Emulation.setEmulatedMedia", {"media": ""}, session=True)
+    assert all(copy for *_, copy in printed) and rows >= 2, printed  # the whole table, on paper
 
 
 def test_detects_console_errors_and_outside_requests(tmp_path: Path, browser: Browser) -> None:
@@ -132,7 +171,7 @@ def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) ->
             "Runtime.evaluate",
             {
                 "expression": "['bid-vs-makeable', 'play-accuracy'].map(id => document.querySelectorAll("
-                "'h2#' + id + ' ~ div.scroll')[0].querySelectorAll('tbody tr').length)",
+                "'h2#' + id + ' ~ details.fold')[0].querySelectorAll('tbody tr').length)",
                 "returnByValue": True,
             },
             session=True,

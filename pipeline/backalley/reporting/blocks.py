@@ -8,6 +8,7 @@ them into HTML.  Text is escaped by the templates unless it is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -95,12 +96,38 @@ Block = Heading | Note | Table | Cards | Charts | Html
 
 @dataclass
 class Page:
-    """A whole page: its title, the line under it, its blocks, and the way back to the output folder."""
+    """A whole page: its title, the line under it, its blocks, and the way back to the output folder.
+
+    Every level-2 heading gets an anchor (from its text where it has none, unique on the page) and
+    is listed in the page's contents.
+    """
 
     title: str
     subtitle: Any
     blocks: list[Block] = field(default_factory=list)
     root: str = ""
+
+    def __post_init__(self) -> None:
+        taken = {b.anchor for b in self.blocks if isinstance(b, Heading) and b.anchor}
+        for i, b in enumerate(self.blocks):
+            if isinstance(b, Heading) and not b.anchor and b.level == 2:
+                stem = anchor_of(b.text)
+                name, k = stem, 1
+                while name in taken:
+                    k += 1
+                    name = f"{stem}-{k}"
+                taken.add(name)
+                self.blocks[i] = Heading(b.text, name, b.level)
+
+    @property
+    def contents(self) -> list[Heading]:
+        """The page's sections: its level-2 headings, in order."""
+        return [b for b in self.blocks if isinstance(b, Heading) and b.level == 2]
+
+
+def anchor_of(text: str) -> str:
+    """An id for a heading's text: lower-case ASCII letters and digits joined by ``-`` (``section`` if none)."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "section"
 
 
 @cache

@@ -506,7 +506,10 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
     b.append(
         table(
-            ["hand size", *_BID_HEADERS], _bid_rows(m.of("bids_by_hand", player), "hand_size"), caption="By hand size"
+            ["hand size", *_BID_HEADERS],
+            _bid_rows(m.of("bids_by_hand", player), "hand_size"),
+            caption="By hand size",
+            folded=True,
         )
     )
     errors = m.of("bid_errors", player)
@@ -575,6 +578,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
                 for x in m.of("boards_by_hand", player).iter_rows(named=True)
             ),
             caption="By hand size",
+            folded=True,
         )
     )
     b.append(note(f"Opponents' board contracts broken by the player's team: {rate_text(n_broken, opp_boards)}."))
@@ -834,7 +838,7 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2
     b: list[Block] = [Heading("Bid vs makeable", f"{anchor}bid-vs-makeable", level)]
     b.append(note(text))
     rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in f.bids.iter_rows(named=True))
-    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}"))
+    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}", folded=True))
     if f.player_bids is not None:
         rows = (
             [player_link(r["player"], False, linked), *dd_bid_cells(r)] for r in f.player_bids.iter_rows(named=True)
@@ -843,7 +847,14 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2
     b.append(Heading("Play accuracy", f"{anchor}play-accuracy", level))
     b.append(note(DD_PLAY_NOTE))
     rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in f.plays.iter_rows(named=True))
-    b.append(table(["hand size", *DD_PLAY_HEADERS], rows, caption="By hand size" + (", all players" if index else "")))
+    b.append(
+        table(
+            ["hand size", *DD_PLAY_HEADERS],
+            rows,
+            caption="By hand size" + (", all players" if index else ""),
+            folded=True,
+        )
+    )
     if f.player_plays is not None:
         rows = (
             [player_link(r["player"], False, linked), *dd_play_cells(r)]
