@@ -218,3 +218,30 @@ def test_any_player_id_gives_a_safe_distinct_file_name(player: str) -> None:
     assert re.fullmatch(r"players/[a-z0-9-]{1,41}-[0-9a-f]{8}\.html", name), name
     assert player_slug(player) != player_slug(player + "x")
     assert "<" not in esc(player) and '"' not in esc(player)
+
+
+def test_markers_say_where_an_interval_lies_wholly_above_or_below_the_field() -> None:
+    from backalley.reporting.html import ABOVE, BELOW, rate
+
+    lo, hi = wilson(9, 10)  # about 60–98%
+    assert ABOVE in rate(9, 10, field=lo - 0.01) and BELOW not in rate(9, 10, field=lo - 0.01)
+    assert BELOW in rate(9, 10, field=hi + 0.01)
+    assert ABOVE not in rate(9, 10, field=0.7) and BELOW not in rate(9, 10, field=0.7)  # within the range
+    assert ABOVE not in rate(9, 10) and ABOVE not in rate(0, 0, field=0.1)  # no field, no cases: no marker
+
+
+def test_leaderboard_marks_against_the_pooled_field_and_has_a_legend(out: Path, db: Path) -> None:
+    """The field is everyone's rate together: games won, exact bids, boards made over all the leaderboard."""
+    con = open_store(db)
+    m = compute(con)
+    con.close()
+    lb = m.leaderboard
+    field = int(lb["exact_bids"].sum()) / int(lb["numeric_bids"].sum())
+    index = (out / "index.html").read_text(encoding="utf-8")
+    board = index.split('id="leaderboard"')[1].split("</table>")[0]
+    assert "▲ / ▼: the player&#39;s 95% interval lies wholly above / below the field" in index
+    for r in lb.iter_rows(named=True):
+        low, high = wilson(r["exact_bids"], r["numeric_bids"]) or (0.0, 1.0)
+        row_html = next(t for t in board.split("<tr>") if f">{esc(r['player'])}</a>" in t)
+        cell = row_html.split("<td>")[6]  # player, games, won, deals, points / deal, exact bids
+        assert ("▲" in cell) == (low > field) and ("▼" in cell) == (high < field), (r["player"], cell)

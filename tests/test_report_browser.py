@@ -146,6 +146,9 @@ def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, 
     )["result"]["value"]
     for label in ("standard", "pereulok", "bab-online", "standard + short_deck, no_partnerships"):
         assert label in listed
+    marks = evaluate(browser, "[...document.querySelectorAll('#leaderboard ~ div.scroll .mark')].map(m => m.title)")
+    assert marks and all(t.startswith(("above the field", "below the field")) for t in marks), marks
+    assert evaluate(browser, "document.body.innerText.includes('▲ / ▼: the player')")
     page = next(p for p in summary.player_pages)
     seen = browser.open(page.resolve().as_uri())
     assert not seen, seen

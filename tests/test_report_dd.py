@@ -191,3 +191,33 @@ def test_sections_absent_without_analysis(tmp_path: Path) -> None:
     assert "Bid vs makeable" not in (out / "summary.md").read_text(encoding="utf-8")
     page = next((out / "players").glob("*.html")).read_text(encoding="utf-8")
     assert "play-accuracy" not in page
+
+
+def test_sections_say_what_double_dummy_means_and_which_deals_were_analysed(db: Path, tmp_path: Path) -> None:
+    """Plain words: what double dummy means, the hand sizes analysed and, per size, the deals left out."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        sizes = dict(
+            con.execute(
+                "SELECT hand_size, count(*) FROM deals WHERE game_id IN (SELECT game_id FROM games"
+                " WHERE status = 'valid') AND NOT coalesce(pass_out, false) GROUP BY hand_size"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    left = sum(n for size, n in sizes.items() if size > MAX_CARDS)
+    write_reports(db, tmp_path, workers=1)
+    for page in (tmp_path / "index.html", *sorted((tmp_path / "players").glob("*.html"))[:1]):
+        text = page.read_text(encoding="utf-8")
+        assert "if everyone saw all four hands" in text, page
+        assert f"Hand sizes analysed: 1–{MAX_CARDS} cards." in text, page
+        assert f"Deals of {MAX_CARDS + 1}–{max(sizes)} cards not analysed: {left:,}" in text, page
+        assert "run `backalley analyze`" in text
+
+
+def test_tricks_lost_never_has_an_interval_below_zero() -> None:
+    from backalley.reporting.html import mean_cell, mean_text
+
+    assert mean_text(0.05, 0.5, 10, floor=0.0) == "0.05 (95% CI 0.00 to 0.36)"
+    assert "−" not in mean_cell(0.05, 0.5, 10, floor=0.0)
+    assert "−0.26" in mean_text(0.05, 0.5, 10)  # a signed quantity keeps its interval

@@ -115,15 +115,97 @@ def rate_text(k: Any, n: Any) -> str:
     return f"{pct(k_ / n_)} ({k_}/{n_}; 95% CI {100 * ci[0]:.0f}–{100 * ci[1]:.0f}%)"
 
 
-def rate(k: Any, n: Any) -> Markup:
-    """A rate cell: the rate, the count beside it, and the 95% Wilson interval below; — for n = 0."""
+#: The markers of a figure whose 95% interval lies wholly above or below the field's value.
+ABOVE, BELOW = "▲", "▼"
+LEGEND = (
+    f"{ABOVE} / {BELOW}: the player's 95% interval lies wholly above / below the field's value (all players"
+    " together): a difference too large to be chance alone. No marker: the player is within the field's range."
+)
+
+
+def marker(low: float, high: float, field: float | None, shown: str = "") -> Markup:
+    """▲ when [low, high] lies above ``field``, ▼ when below, nothing otherwise (or without a field)."""
+    if field is None or field != field:
+        return Markup("")
+    if low > field:
+        mark, word = ABOVE, "above"
+    elif high < field:
+        mark, word = BELOW, "below"
+    else:
+        return Markup("")
+    title = esc(f"{word} the field ({shown})" if shown else f"{word} the field")
+    return Markup(f'<span class="mark {word}" title="{title}">{mark}</span>')
+
+
+def pooled(frame: pl.DataFrame, k: str, n: str) -> float | None:
+    """The field's rate in ``frame``: all successes over all cases (None without a case)."""
+    if frame.height == 0:
+        return None
+    total = int(frame[n].sum() or 0)
+    return int(frame[k].sum() or 0) / total if total else None
+
+
+#: The rates a table of players is marked on, each with its count of cases.
+RATE_PAIRS = {
+    "games_won": "games",
+    "exact_bids": "numeric_bids",
+    "boards_made": "boards_claimed",
+    "declarations_made": "declarations",
+}
+
+
+def rate_fields(frame: pl.DataFrame) -> dict[str, float | None]:
+    """The field's value of each rate of :data:`RATE_PAIRS` that ``frame`` has (all its players together)."""
+    return {k: pooled(frame, k, n) for k, n in RATE_PAIRS.items() if k in frame.columns and n in frame.columns}
+
+
+RATE_HOW = (
+    "How to read: a rate shows its share, its count beside it (successes/cases) and, in grey below, the range"
+    " its true value very likely lies in (95% interval). Few cases give a wide range: compare ranges, not"
+    " single figures."
+)
+CHARTS_HOW = (
+    "How to read: on the calibration chart a point on the dashed line is a bid worth exactly the tricks bid,"
+    " on average; above the line players won more tricks than they bid. On the histogram, bars right of 0"
+    " are tricks won beyond the bid, left of 0 tricks short of it."
+)
+PLAYER_CHARTS_HOW = (
+    "How to read: calibration compares the player's tricks per bid (blue) with a perfect bidder (dashed) and"
+    " everyone (grey); bid error counts how far off each bid was; board claims shows claims (grey) and boards"
+    " made (green) by hand size; final score shows the player's team (blue) against the opponents, game by game."
+)
+BIDDING_HOW = (
+    "How to read: exact is the share of bids hit exactly; mean |error| is how many tricks off a bid was on"
+    " average (0 is perfect); mean error above 0 means the player tends to win more than bid (bids low),"
+    " below 0 fewer (bids high)."
+)
+CONTRACTS_HOW = (
+    "How to read: made is a contract reached or beaten, exact one hit on the nose, set one that fell short;"
+    " the grey range under each rate is its 95% interval."
+)
+BOARDS_HOW = (
+    "How to read: a board claims every trick of the hand; made is the share of claims that took them all;"
+    " net is the points won on boards minus the points lost on them."
+)
+QUALITY_HOW = (
+    "How to read: only valid games count in the figures; incomplete and invalid records are kept and counted"
+    " here, with the codes of what was wrong in them."
+)
+
+
+def rate(k: Any, n: Any, field: float | None = None) -> Markup:
+    """A rate cell: the rate, the count beside it, and the 95% Wilson interval below; — for n = 0.
+
+    With the ``field``'s rate, a marker says where the interval lies wholly above or below it.
+    """
     n_, k_ = int(n or 0), int(k or 0)
     ci = wilson(k_, n_)
     if ci is None:
         return Markup(f'<span class="rate">{DASH}</span> <span class="n">0/0</span>')
     title = esc(f"95% Wilson interval {100 * ci[0]:.1f}–{100 * ci[1]:.1f}% from {k_} of {n_}")
+    mark = marker(ci[0], ci[1], field, pct(field) if field is not None else "")
     return Markup(
-        f'<span class="rate" title="{title}">{esc(pct(k_ / n_))}</span> <span class="n">{k_:,}/{n_:,}</span>'
+        f'<span class="rate" title="{title}">{esc(pct(k_ / n_))}</span>{mark} <span class="n">{k_:,}/{n_:,}</span>'
         f'<span class="ci">{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%</span>'
     )
 
@@ -252,19 +334,21 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
         b.append(Heading("Leaderboard: standard", "leaderboard"))
         b.append(note(STANDARD_NOTE))
     b.append(note("Sorted by points per deal (the team's points in the deals the player played)."))
+    b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
+    fields = rate_fields(m.leaderboard)
     rows = []
     for i, r in enumerate(m.leaderboard.iter_rows(named=True), 1):
         rows.append(
             [
                 Markup(f"{i}. ") + player_link(r["player"], False, linked),
                 fmt_int(r["games"]),
-                rate(r["games_won"], r["games"]),
+                rate(r["games_won"], r["games"], fields.get("games_won")),
                 fmt_int(r["deals"]),
                 fmt_num(r["points_per_deal"]),
-                rate(r["exact_bids"], r["numeric_bids"]),
+                rate(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
                 fmt_num(r["mean_abs_error"]),
                 fmt_num(r["mean_signed_error"], signed=True),
-                rate(r["boards_made"], r["boards_claimed"]),
+                rate(r["boards_made"], r["boards_claimed"], fields.get("boards_made")),
             ]
         )
     b.append(
@@ -285,6 +369,7 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     )
 
     b.append(Heading("Bidding, all players"))
+    b.append(Note(CHARTS_HOW, how=True))
     b.append(
         Charts(
             [
@@ -298,6 +383,7 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     )
 
     b.append(Heading("Partnerships"))
+    b.append(Note(CONTRACTS_HOW, how=True))
     top = m.partnerships.head(15)
     b.append(
         note(
@@ -335,7 +421,7 @@ def _pair_row(r: dict[str, Any], from_player: bool, linked: Mapping[str, str]) -
 
 
 def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
-    b: list[Block] = [Heading("Data quality")]
+    b: list[Block] = [Heading("Data quality"), Note(QUALITY_HOW, how=True)]
     if player is None:
         total = int(m.quality_status["records"].sum())
         b.append(
@@ -434,16 +520,26 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     broken = m.of("boards_broken", player)
     opp_boards, n_broken = (int(broken["opp_boards"][0]), int(broken["broken"][0])) if broken.height else (0, 0)
 
+    fields = rate_fields(m.leaderboard)
     b.append(Heading("At a glance"))
+    b.append(
+        Note(
+            Markup(f"How to read: {esc(LEGEND)} The small line under a figure is its count and 95% interval."), how=True
+        )
+    )
     b.append(
         Cards(
             [
                 card("games", fmt_int(r["games"]), f"rank {rank} of {m.leaderboard.height} by points/deal"),
-                card("won", _rate_value(r["games_won"], r["games"]), _rate_sub(r["games_won"], r["games"])),
+                card(
+                    "won",
+                    _rate_value(r["games_won"], r["games"], fields.get("games_won")),
+                    _rate_sub(r["games_won"], r["games"]),
+                ),
                 card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals"),
                 card(
                     "exact bids",
-                    _rate_value(r["exact_bids"], r["numeric_bids"]),
+                    _rate_value(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
                     _rate_sub(r["exact_bids"], r["numeric_bids"]),
                 ),
                 card(
@@ -453,7 +549,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
                 ),
                 card(
                     "boards made",
-                    _rate_value(r["boards_made"], r["boards_claimed"]),
+                    _rate_value(r["boards_made"], r["boards_claimed"], fields.get("boards_made")),
                     _rate_sub(r["boards_made"], r["boards_claimed"]),
                 ),
                 card("opponents' boards broken", _rate_value(n_broken, opp_boards), _rate_sub(n_broken, opp_boards)),
@@ -462,6 +558,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
     prefix = "c" + player_slug(player).rsplit("-", 1)[1]
     b.append(Heading("Charts"))
+    b.append(Note(PLAYER_CHARTS_HOW, how=True))
     b.append(
         Charts(
             [
@@ -476,6 +573,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
 
     b.append(Heading("Bidding accuracy"))
+    b.append(Note(BIDDING_HOW, how=True))
     b.append(
         note(
             "Deals where the player bid a number or passed (pass = 0). Error = tricks the player won"
@@ -526,6 +624,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
 
     b.append(Heading("Team contracts"))
+    b.append(Note(CONTRACTS_HOW, how=True))
     b.append(
         note(
             "Numeric contracts of the player's team (sum of the partners' numbers). Made: tricks ≥"
@@ -552,6 +651,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     )
 
     b.append(Heading("Board success"))
+    b.append(Note(BOARDS_HOW, how=True))
     lv = m.of("boards_by_level", player)
     b.append(
         table(
@@ -589,8 +689,12 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     return page(f"{player}", sub, b, root="../")
 
 
-def _rate_value(k: Any, n: Any) -> str:
-    return rate_text(k, n).split(" (")[0]
+def _rate_value(k: Any, n: Any, field: float | None = None) -> Markup:
+    """A card's rate, marked against the ``field``'s."""
+    n_, k_ = int(n or 0), int(k or 0)
+    ci = wilson(k_, n_)
+    mark = marker(ci[0], ci[1], field, pct(field) if field is not None else "") if ci else Markup("")
+    return esc(rate_text(k, n).split(" (")[0]) + mark
 
 
 def _rate_sub(k: Any, n: Any) -> str:
@@ -660,13 +764,16 @@ def ruleset_kind(name: str) -> type[Ruleset]:
     return RULESETS.get(name, Ruleset)
 
 
-def _player_cells(r: dict[str, Any], ruleset: str) -> list[Any]:
+def _player_cells(r: dict[str, Any], ruleset: str, fields: Mapping[str, float | None] | None = None) -> list[Any]:
     kind = ruleset_kind(ruleset)
-    common = [fmt_int(r["games"]), rate(r["games_won"], r["games"]), fmt_int(r["deals"]), fmt_num(r["points_per_deal"])]
+    f = fields or {}
+    won = rate(r["games_won"], r["games"], f.get("games_won"))
+    common = [fmt_int(r["games"]), won, fmt_int(r["deals"]), fmt_num(r["points_per_deal"])]
     if kind.auction == "declarations":
-        return [*common, rate(r["declarations_made"], r["declarations"]), fmt_int(r["auctions_won"])]
-    cells = [*common, rate(r["exact_bids"], r["numeric_bids"]), fmt_num(r["mean_abs_error"])]
-    cells.append(rate(r["boards_made"], r["boards_claimed"]))
+        made = rate(r["declarations_made"], r["declarations"], f.get("declarations_made"))
+        return [*common, made, fmt_int(r["auctions_won"])]
+    cells = [*common, rate(r["exact_bids"], r["numeric_bids"], f.get("exact_bids")), fmt_num(r["mean_abs_error"])]
+    cells.append(rate(r["boards_made"], r["boards_claimed"], f.get("boards_made")))
     if kind.rainbow:
         cells.append(fmt_int(r["rainbows"]))
     return cells
@@ -720,8 +827,10 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
     b: list[Block] = [Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options))]
     b += _options_note(options)
     players = _variant(m.ruleset_players, ruleset, options)
+    b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
+    fields = rate_fields(players)
     rows = (
-        [Markup(f"{i}. ") + player_link(r["player"], False, linked), *_player_cells(r, ruleset)]
+        [Markup(f"{i}. ") + player_link(r["player"], False, linked), *_player_cells(r, ruleset, fields)]
         for i, r in enumerate(players.iter_rows(named=True), 1)
     )
     b.append(table(["player", *_player_headers(ruleset)], rows, caption="Players, by points per deal"))
@@ -744,7 +853,8 @@ def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) 
         label = ruleset_label(ruleset, options)
         b.append(Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options)))
         b += _options_note(options)
-        b.append(table(_player_headers(ruleset), [_player_cells(r, ruleset)]))
+        fields = rate_fields(_variant(m.ruleset_players, ruleset, options))
+        b += [Note(LEGEND, how=True), table(_player_headers(ruleset), [_player_cells(r, ruleset, fields)])]
         if ruleset_kind(ruleset).auction == "declarations":
             b += _declaration_tables(_variant(m.of("declarations", player), ruleset, options))
         else:
@@ -757,14 +867,29 @@ def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) 
 
 DD_BID_HEADERS = ["contracts", "mean contract − makeable", "over", "exact", "under", "boards claimed", "makeable"]
 DD_PLAY_HEADERS = ["deals", "tricks lost / deal", "plays", "plays costing nothing"]
+#: What double dummy means, in the words of a player.
+DD_MEANS = (
+    "Double dummy means “if everyone saw all four hands”: the tricks each side would take with perfect"
+    " play by all four players (backalley analyze). It is a yardstick, not a verdict: at the table nobody"
+    " sees the hidden cards, so falling short of it is often no mistake."
+)
 DD_BID_NOTE = (
-    "Plain standard deals with double-dummy values (backalley analyze). A side's numeric contract minus the"
-    " tricks its cards could make with perfect play by all: above 0 it bid more than makeable, below 0 less."
+    "Plain standard deals. A side's numeric contract minus the tricks its cards could take double dummy:"
+    " above 0 it bid more than its cards could take (over), below 0 less (under)."
     " Board claims: makeable when the side's double-dummy value is the whole hand."
 )
+DD_BID_HOW = (
+    "How to read: near 0 is a side that bids what its cards can take; a large mean above 0 overbids,"
+    " below 0 underbids. The grey range under a mean is its 95% interval."
+)
 DD_PLAY_NOTE = (
-    "Tricks lost per deal by the player's own cards against perfect play (the sum of the costs of the player's"
-    " plays, over the analysed deals played), and the share of plays that cost nothing."
+    "Tricks lost per deal by the player's own plays compared with the best play if every hand were seen"
+    " (the sum of the costs of the player's plays, over the analysed deals played), and the share of plays"
+    " that cost nothing."
+)
+DD_PLAY_HOW = (
+    "How to read: 0 tricks lost is play as good as an all-seeing player's; each 1.00 is a trick per deal"
+    " given away against that yardstick. Fewer is better; hidden cards make some losses unavoidable."
 )
 
 
@@ -772,41 +897,83 @@ def _size(v: Any) -> str:
     return "all" if v is None else str(v)
 
 
-def mean_text(mean: Any, sd: Any, n: Any, signed: bool = False) -> str:
-    """Plain text of a mean with its 95% interval: ``+0.25 (95% CI −0.10 to +0.60)``; — when there is no case."""
+def _interval(mean: Any, sd: Any, n: Any, floor: float | None) -> tuple[float, float] | None:
+    """The 95% interval of a mean, its low end raised to ``floor`` (a quantity that cannot go below it)."""
     ci = mean_interval(mean, sd, int(n or 0))
+    if ci is None or floor is None:
+        return ci
+    return max(floor, ci[0]), max(floor, ci[1])
+
+
+def mean_text(mean: Any, sd: Any, n: Any, signed: bool = False, floor: float | None = None) -> str:
+    """Plain text of a mean with its 95% interval: ``+0.25 (95% CI −0.10 to +0.60)``; — when there is no case."""
+    ci = _interval(mean, sd, n, floor)
     text = fmt_num(mean, signed=signed)
     return text if ci is None else f"{text} (95% CI {fmt_num(ci[0], signed=signed)} to {fmt_num(ci[1], signed=signed)})"
 
 
-def mean_cell(mean: Any, sd: Any, n: Any, signed: bool = False) -> Markup:
-    """A mean cell: the mean, and its 95% normal interval below (none under 2 cases)."""
-    ci = mean_interval(mean, sd, int(n or 0))
-    low = (
-        Markup("")
-        if ci is None
-        else Markup(
-            f'<span class="ci">{esc(fmt_num(ci[0], signed=signed))} to {esc(fmt_num(ci[1], signed=signed))}</span>'
-        )
+def mean_cell(
+    mean: Any, sd: Any, n: Any, signed: bool = False, field: float | None = None, floor: float | None = None
+) -> Markup:
+    """A mean cell: the mean, and its 95% normal interval below (none under 2 cases; never below ``floor``).
+
+    With the ``field``'s mean, a marker says where the interval lies wholly above or below it.
+    """
+    ci = _interval(mean, sd, n, floor)
+    if ci is None:
+        return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>')
+    mark = marker(ci[0], ci[1], field, fmt_num(field, signed=signed))
+    low = Markup(
+        f'<span class="ci">{esc(fmt_num(ci[0], signed=signed))} to {esc(fmt_num(ci[1], signed=signed))}</span>'
     )
-    return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>{low}')
+    return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>{mark}{low}')
 
 
-def dd_bid_cells(r: dict[str, Any]) -> list[Any]:
+@dataclass(frozen=True, slots=True)
+class Field:
+    """The field's values that a player's double-dummy figures are marked against (None: no marker)."""
+
+    diff: float | None = None
+    over: float | None = None
+    exact: float | None = None
+    under: float | None = None
+    makeable: float | None = None
+    lost: float | None = None
+    free: float | None = None
+
+
+def dd_field(bids: pl.DataFrame, plays: pl.DataFrame) -> Field:
+    """Everyone's figures over all hand sizes (the rows with no hand size), as a :class:`Field`."""
+    b, p = _overall(bids), _overall(plays)
+    if b.height == 0 or p.height == 0:
+        return Field()
+    r, q = b.row(0, named=True), p.row(0, named=True)
+    return Field(
+        diff=r["mean_diff"],
+        over=pooled(b, "over", "contracts"),
+        exact=pooled(b, "exact", "contracts"),
+        under=pooled(b, "under", "contracts"),
+        makeable=pooled(b, "boards_makeable", "boards"),
+        lost=q["lost_per_deal"],
+        free=pooled(p, "free", "plays"),
+    )
+
+
+def dd_bid_cells(r: dict[str, Any], f: Field = Field()) -> list[Any]:
     return [
         fmt_int(r["contracts"]),
-        mean_cell(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True),
-        rate(r["over"], r["contracts"]),
-        rate(r["exact"], r["contracts"]),
-        rate(r["under"], r["contracts"]),
+        mean_cell(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True, field=f.diff),
+        rate(r["over"], r["contracts"], f.over),
+        rate(r["exact"], r["contracts"], f.exact),
+        rate(r["under"], r["contracts"], f.under),
         fmt_int(r["boards"]),
-        rate(r["boards_makeable"], r["boards"]),
+        rate(r["boards_makeable"], r["boards"], f.makeable),
     ]
 
 
-def dd_play_cells(r: dict[str, Any]) -> list[Any]:
-    lost = mean_cell(r["lost_per_deal"], r["sd_lost"], r["deals"])
-    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate(r["free"], r["plays"])]
+def dd_play_cells(r: dict[str, Any], f: Field = Field()) -> list[Any]:
+    lost = mean_cell(r["lost_per_deal"], r["sd_lost"], r["deals"], field=f.lost, floor=0.0)
+    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate(r["free"], r["plays"], f.free)]
 
 
 def _overall(frame: pl.DataFrame) -> pl.DataFrame:
@@ -821,31 +988,69 @@ class DDFrames:
     plays: pl.DataFrame
     player_bids: pl.DataFrame | None = None
     player_plays: pl.DataFrame | None = None
+    coverage: pl.DataFrame | None = None
+
+
+def _spans(sizes: Sequence[int]) -> str:
+    """``1–3, 5`` for the hand sizes 1, 2, 3, 5."""
+    out: list[str] = []
+    for v in sorted(set(sizes)):
+        if out and out[-1].split("–")[-1] == str(v - 1):
+            out[-1] = f"{out[-1].split('–')[0]}–{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out)
+
+
+def coverage_note(coverage: pl.DataFrame | None) -> list[Block]:
+    """Which hand sizes were analysed, and the deals of each size that were not."""
+    if coverage is None or coverage.height == 0:
+        return []
+    rows = [r for r in coverage.iter_rows(named=True) if r["hand_size"] is not None]
+    done = [int(r["hand_size"]) for r in rows if r["analysed"]]
+    missing = [r for r in rows if r["analysed"] < r["deals"]]
+    text = f"Hand sizes analysed: {_spans(done) or 'none'} cards."
+    if missing:
+        left = sum(int(r["deals"]) - int(r["analysed"]) for r in missing)
+        sizes = _spans([int(r["hand_size"]) for r in missing])
+        text += f" Deals of {sizes} cards not analysed: {left:,} (run `backalley analyze` to add them)."
+    return [note(text)]
+
+
+def _dd_coverage(m: Metrics, ruleset: str, options: str) -> pl.DataFrame:
+    cov = _variant(m.dd_coverage, ruleset, options)
+    return cov.group_by("hand_size").agg(pl.col("deals").sum(), pl.col("analysed").sum()) if cov.height else cov
 
 
 def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
     """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
+    cov = _dd_coverage(m, "standard", "")
     if player is None:
-        frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays))
+        frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays), cov)
     else:
-        frames = DDFrames(m.of("dd_bids", player), m.of("dd_plays", player))
-    return _dd_tables(frames, linked, DD_BID_NOTE)
+        frames = DDFrames(m.of("dd_bids", player), m.of("dd_plays", player), coverage=cov)
+    return _dd_tables(frames, linked, DD_BID_NOTE, field=dd_field(m.pop_dd_bids, m.pop_dd_plays))
 
 
-def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2, anchor: str = "") -> list[Block]:
+def _dd_tables(
+    f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2, anchor: str = "", field: Field = Field()
+) -> list[Block]:
     index = f.player_bids is not None
     who = "all players" if index else "the player's side"
-    b: list[Block] = [Heading("Bid vs makeable", f"{anchor}bid-vs-makeable", level)]
-    b.append(note(text))
+    b: list[Block] = [Heading("Bid vs makeable (double dummy)", f"{anchor}bid-vs-makeable", level)]
+    b += [note(DD_MEANS), *coverage_note(f.coverage), note(text), Note(DD_BID_HOW, how=True)]
+    if index:
+        b.append(Note(LEGEND, how=True))
     rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in f.bids.iter_rows(named=True))
     b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}", folded=True))
     if f.player_bids is not None:
         rows = (
-            [player_link(r["player"], False, linked), *dd_bid_cells(r)] for r in f.player_bids.iter_rows(named=True)
+            [player_link(r["player"], False, linked), *dd_bid_cells(r, field)]
+            for r in f.player_bids.iter_rows(named=True)
         )
         b.append(table(["player", *DD_BID_HEADERS], rows, caption="Per player (the player's side), all hand sizes"))
-    b.append(Heading("Play accuracy", f"{anchor}play-accuracy", level))
-    b.append(note(DD_PLAY_NOTE))
+    b.append(Heading("Play accuracy (double dummy)", f"{anchor}play-accuracy", level))
+    b += [note(DD_PLAY_NOTE), Note(DD_PLAY_HOW, how=True)]
     rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in f.plays.iter_rows(named=True))
     b.append(
         table(
@@ -857,7 +1062,7 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2
     )
     if f.player_plays is not None:
         rows = (
-            [player_link(r["player"], False, linked), *dd_play_cells(r)]
+            [player_link(r["player"], False, linked), *dd_play_cells(r, field)]
             for r in f.player_plays.sort(["lost_per_deal", "player"]).iter_rows(named=True)
         )
         b.append(
@@ -867,10 +1072,10 @@ def _dd_tables(f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2
 
 
 DD_RULESET_NOTE = (
-    "Deals of this ruleset with double-dummy values (backalley analyze). A side's numeric contract minus the"
-    " tricks its cards could make with perfect play by all (without partnerships, the player's own contract"
-    " against the seat's own value, the other three playing against it): above 0 it bid more than makeable,"
-    " below 0 less. Board claims: makeable when the side's double-dummy value is the whole hand."
+    "Deals of this ruleset. A side's numeric contract minus the tricks its cards could take double dummy"
+    " (without partnerships, the player's own contract against the seat's own value, the other three playing"
+    " against it): above 0 it bid more than its cards could take, below 0 less."
+    " Board claims: makeable when the side's double-dummy value is the whole hand."
 )
 
 
@@ -881,16 +1086,20 @@ def ruleset_dd_sections(
     pop_bids = _variant(m.pop_ruleset_dd_bids, ruleset, options)
     if pop_bids.height == 0:
         return []
+    pop_plays = _variant(m.pop_ruleset_dd_plays, ruleset, options)
+    cov = _dd_coverage(m, ruleset, options)
     if player is None:
         frames = DDFrames(
             pop_bids,
-            _variant(m.pop_ruleset_dd_plays, ruleset, options),
+            pop_plays,
             _overall(_variant(m.ruleset_dd_bids, ruleset, options)),
             _overall(_variant(m.ruleset_dd_plays, ruleset, options)),
+            cov,
         )
     else:
         bids = _variant(m.of("ruleset_dd_bids", player), ruleset, options)
         if bids.height == 0:
             return []
-        frames = DDFrames(bids, _variant(m.of("ruleset_dd_plays", player), ruleset, options))
-    return _dd_tables(frames, linked, DD_RULESET_NOTE, 3, ruleset_anchor(ruleset, options) + "-")
+        frames = DDFrames(bids, _variant(m.of("ruleset_dd_plays", player), ruleset, options), coverage=cov)
+    anchor = ruleset_anchor(ruleset, options) + "-"
+    return _dd_tables(frames, linked, DD_RULESET_NOTE, 3, anchor, dd_field(pop_bids, pop_plays))

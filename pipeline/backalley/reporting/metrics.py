@@ -136,6 +136,8 @@ class Metrics:
     pop_ruleset_dd_bids: pl.DataFrame = field(default_factory=pl.DataFrame)
     ruleset_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
     pop_ruleset_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Scored deals per ruleset, options and hand size, and how many of them have double-dummy values.
+    dd_coverage: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
@@ -471,6 +473,7 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         pop_ruleset_dd_bids=dd["pop_ruleset_dd_bids"],
         ruleset_dd_plays=dd["ruleset_dd_plays"],
         pop_ruleset_dd_plays=dd["pop_ruleset_dd_plays"],
+        dd_coverage=dd["dd_coverage"],
         ruleset=ruleset,
         rulesets=per_ruleset["rulesets"],
         ruleset_players=per_ruleset["ruleset_players"],
@@ -636,7 +639,15 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
         FROM ddp GROUP BY game_id, deal, team
     """
     v = "ruleset, options"
+    coverage = """
+        SELECT p.ruleset, p.options, p.hand_size::INTEGER AS hand_size, count(*)::BIGINT AS deals,
+               count(d.game_id)::BIGINT AS analysed
+        FROM (SELECT DISTINCT game_id, deal_number, hand_size, ruleset, options FROM pda) p
+        LEFT JOIN dd_deals d ON d.game_id = p.game_id AND d.number = p.deal_number AND d.analysed
+        GROUP BY ALL ORDER BY ALL
+    """
     return {
+        "dd_coverage": q(coverage) if _has_dd(con) else pl.DataFrame(),
         "dd_bids": q(f"""
             SELECT player, hand_size, {bids} FROM ddp WHERE {plain}
             GROUP BY GROUPING SETS ((player, hand_size), (player)) ORDER BY player, hand_size NULLS FIRST
