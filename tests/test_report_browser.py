@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
-from backalley.reporting import write_reports
+from backalley.reporting import compute, write_reports
+from backalley.reporting.metrics import open_store
 from tests.helpers import Browser, require_chromium, screenshots_dir
 from tests.report_sample import build_hand_made
 
@@ -102,6 +104,61 @@ def test_contents_and_folded_tables(tmp_path: Path, browser: Browser) -> None:
     assert all(copy for *_, copy in printed) and rows >= 2, printed  # the whole table, on paper
 
 
+def visible_view(browser: Browser) -> list[Any]:
+    """The leaderboard view on screen: its id, its players in order, the header of its sorted column."""
+    return evaluate(  # type: ignore[no-any-return]
+        browser,
+        "(() => { const v = [...document.querySelectorAll('.views > .view')].filter(v => v.checkVisibility());"
+        " return v.map(s => [s.id, [...s.querySelectorAll('tbody tr td:first-child a')].map(a => a.textContent),"
+        " s.querySelector('th .sorted').textContent]); })()",
+    )
+
+
+def test_leaderboard_sorted_views_without_script(tmp_path: Path, browser: Browser) -> None:
+    """One view at a time: points per deal unless the address names another; the headers link to each."""
+    from backalley.store.ingest import ingest
+
+    samples = Path(__file__).resolve().parents[1] / "data" / "sample"
+    db = tmp_path / "store.duckdb"
+    ingest([str(samples / "valid-games.jsonl"), *map(str, sorted((samples / "rulesets").glob("valid-*")))], db)
+    summary = write_reports(db, tmp_path / "reports", workers=1)
+    con = open_store(db)
+    lb = compute(con).leaderboard
+    con.close()
+    uri = summary.index.resolve().as_uri()
+    assert not browser.open(uri)
+    [(anchor, players, sorted_by)] = visible_view(browser)
+    assert anchor == "leaderboard-by-points" and sorted_by.startswith("points / deal")
+    assert players == lb.sort(["points_per_deal", "player"], descending=[True, False])["player"].to_list()
+    links = evaluate(browser, "[...document.querySelectorAll('#leaderboard-by-points th a')].map(a => a.hash)")
+    assert "#leaderboard-by-won" in links and len(links) >= 4
+    evaluate(
+        browser, "document.querySelector('#leaderboard-by-points th a[href=\"#leaderboard-by-won\"]').click(); true"
+    )
+    [(anchor, players, sorted_by)] = visible_view(browser)
+    won = lb.with_columns(r=pl.col("games_won") / pl.col("games")).sort(
+        ["r", "games", "player"], descending=[True, True, False]
+    )
+    assert anchor == "leaderboard-by-won" and sorted_by.startswith("won") and players == won["player"].to_list()
+    # On a phone, the key columns are on screen without scrolling the table.
+    assert not browser.open(uri, width=390, mobile=True)
+    right = evaluate(
+        browser,
+        "[...document.querySelectorAll('#leaderboard-by-points th')].slice(0, 3)"
+        ".map(th => th.getBoundingClientRect().right)",
+    )
+    assert len(right) == 3 and max(right) <= 390, right
+    broken = evaluate(  # a ruleset's name never breaks inside a word: each word is on one line
+        browser,
+        "[...document.querySelectorAll('#rulesets ~ div.scroll td:first-child a')].filter(a => {"
+        " const r = document.createRange(); return a.textContent.split(' ').some(w => {"
+        " const i = a.textContent.indexOf(w); r.setStart(a.firstChild, i); r.setEnd(a.firstChild, i + w.length);"
+        " return r.getClientRects().length > 1; }); }).map(a => a.textContent)",
+    )
+    assert broken == [], broken
+    browser.screenshot(screenshots_dir() / "rulesets_index.phone.png", 390, mobile=True)
+
+
 def test_detects_console_errors_and_outside_requests(tmp_path: Path, browser: Browser) -> None:
     """The checker itself works: a bad page is caught."""
     bad = tmp_path / "bad.html"
@@ -146,7 +203,9 @@ def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, 
     )["result"]["value"]
     for label in ("standard", "pereulok", "bab-online", "standard + short_deck, no_partnerships"):
         assert label in listed
-    marks = evaluate(browser, "[...document.querySelectorAll('#leaderboard ~ div.scroll .mark')].map(m => m.title)")
+    marks = evaluate(
+        browser, "[...document.querySelectorAll('#leaderboard ~ .views .view:first-child .mark')].map(m => m.title)"
+    )
     assert marks and all(t.startswith(("above the field", "below the field")) for t in marks), marks
     assert evaluate(browser, "document.body.innerText.includes('▲ / ▼: the player')")
     page = next(p for p in summary.player_pages)

@@ -91,7 +91,23 @@ class Html:
     markup: Markup
 
 
-Block = Heading | Note | Table | Cards | Charts | Html
+@dataclass(frozen=True, slots=True)
+class View:
+    """One sorted view of a table, reached by its anchor."""
+
+    anchor: str
+    table: Table
+
+
+@dataclass(frozen=True, slots=True)
+class Views:
+    """The same table in several orders: the address's anchor picks one (CSS ``:target``), else the first."""
+
+    kind: ClassVar[str] = "views"
+    items: Sequence[View]
+
+
+Block = Heading | Note | Table | Cards | Charts | Html | Views
 
 
 @dataclass

@@ -18,7 +18,21 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from backalley.reporting import charts
-from backalley.reporting.blocks import Block, Card, Cards, Chart, Charts, Heading, Html, Note, Page, Table, render
+from backalley.reporting.blocks import (
+    Block,
+    Card,
+    Cards,
+    Chart,
+    Charts,
+    Heading,
+    Html,
+    Note,
+    Page,
+    Table,
+    View,
+    Views,
+    render,
+)
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
 from backalley.rules import RULESETS, Ruleset
 
@@ -329,44 +343,18 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     """Leaderboard, bidding and partnerships: the figures of plain ``standard`` games."""
     b: list[Block] = []
     if m.plain_standard_only:
-        b.append(Heading("Leaderboard"))
+        b.append(Heading("Leaderboard", "leaderboard"))
     else:
         b.append(Heading("Leaderboard: standard", "leaderboard"))
         b.append(note(STANDARD_NOTE))
-    b.append(note("Sorted by points per deal (the team's points in the deals the player played)."))
-    b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
-    fields = rate_fields(m.leaderboard)
-    rows = []
-    for i, r in enumerate(m.leaderboard.iter_rows(named=True), 1):
-        rows.append(
-            [
-                Markup(f"{i}. ") + player_link(r["player"], False, linked),
-                fmt_int(r["games"]),
-                rate(r["games_won"], r["games"], fields.get("games_won")),
-                fmt_int(r["deals"]),
-                fmt_num(r["points_per_deal"]),
-                rate(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
-                fmt_num(r["mean_abs_error"]),
-                fmt_num(r["mean_signed_error"], signed=True),
-                rate(r["boards_made"], r["boards_claimed"], fields.get("boards_made")),
-            ]
-        )
     b.append(
-        table(
-            [
-                "player",
-                "games",
-                "won",
-                "deals",
-                "points / deal",
-                "exact bids",
-                "mean |error|",
-                "mean error",
-                "boards made",
-            ],
-            rows,
+        note(
+            "Sorted by points per deal (the team's points in the deals the player played);"
+            " a column's underlined name sorts the table by it."
         )
     )
+    b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
+    b.append(leaderboard_views(m.leaderboard, linked))
 
     b.append(Heading("Bidding, all players"))
     b.append(Note(CHARTS_HOW, how=True))
@@ -393,6 +381,92 @@ def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     )
     b.append(table(_CONTRACT_HEADERS_PAIR, (_pair_row(r, False, linked) for r in top.iter_rows(named=True))))
     return b
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    """A leaderboard column the table can be sorted by: its anchor, header and order (best first)."""
+
+    anchor: str
+    header: str
+    order: tuple[tuple[str, bool], ...]  # (column, descending), the first deciding
+
+
+#: The leaderboard's columns, key columns first (on a phone they are the ones on screen), and the
+#: sorted views: the first is the one shown when no other is asked for.
+LEADERBOARD_HEADERS = [
+    "player",
+    "points / deal",
+    "won",
+    "exact bids",
+    "boards made",
+    "mean |error|",
+    "mean error",
+    "games",
+    "deals",
+]
+SORT_KEYS = (
+    SortKey("leaderboard-by-points", "points / deal", (("points_per_deal", True),)),
+    SortKey("leaderboard-by-won", "won", (("won_rate", True), ("games", True))),
+    SortKey("leaderboard-by-exact", "exact bids", (("exact_rate", True), ("numeric_bids", True))),
+    SortKey("leaderboard-by-boards", "boards made", (("boards_rate", True), ("boards_claimed", True))),
+    SortKey("leaderboard-by-error", "mean |error|", (("mean_abs_error", False), ("numeric_bids", True))),
+    SortKey("leaderboard-by-games", "games", (("games", True), ("deals", True))),
+)
+
+
+def _leaderboard_row(
+    i: int, r: dict[str, Any], fields: Mapping[str, float | None], linked: Mapping[str, str]
+) -> list[Any]:
+    return [
+        Markup(f"{i}. ") + player_link(r["player"], False, linked),
+        fmt_num(r["points_per_deal"]),
+        rate(r["games_won"], r["games"], fields.get("games_won")),
+        rate(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
+        rate(r["boards_made"], r["boards_claimed"], fields.get("boards_made")),
+        fmt_num(r["mean_abs_error"]),
+        fmt_num(r["mean_signed_error"], signed=True),
+        fmt_int(r["games"]),
+        fmt_int(r["deals"]),
+    ]
+
+
+def _sorted(frame: pl.DataFrame, key: SortKey) -> pl.DataFrame:
+    """The leaderboard in ``key``'s order; players with no case of the key's figure last, then by name."""
+    cols = [c for c, _ in key.order] + ["player"]
+    desc = [d for _, d in key.order] + [False]
+    return frame.sort(cols, descending=desc, nulls_last=True)
+
+
+def leaderboard_views(lb: pl.DataFrame, linked: Mapping[str, str]) -> Views:
+    """The leaderboard sorted by each of :data:`SORT_KEYS`, every view's headers linking to the others.
+
+    The pages run no script: each view is a section of the page, and CSS shows the one the address
+    names (``:target``), or the first when it names none.
+    """
+    fields = rate_fields(lb)
+    frame = lb.with_columns(
+        (pl.col("games_won") / pl.col("games")).alias("won_rate"),
+        (pl.col("exact_bids") / pl.col("numeric_bids")).alias("exact_rate"),
+        (pl.col("boards_made") / pl.col("boards_claimed")).alias("boards_rate"),
+    ).with_columns(pl.col("won_rate", "exact_rate", "boards_rate").fill_nan(None))
+    by_header = {k.header: k for k in SORT_KEYS}
+    views = []
+    for key in SORT_KEYS:
+        headers: list[Any] = []
+        for h in LEADERBOARD_HEADERS:
+            other = by_header.get(h)
+            if other is key:
+                headers.append(Markup('<span class="sorted" title="sorted by this column">{} ↓</span>').format(h))
+            elif other is not None:
+                headers.append(Markup('<a href="#{}" title="sort by {}">{}</a>').format(other.anchor, h, h))
+            else:
+                headers.append(h)
+        rows = [
+            _leaderboard_row(i, r, fields, linked) for i, r in enumerate(_sorted(frame, key).iter_rows(named=True), 1)
+        ]
+        views.append(View(key.anchor, table(headers, rows)))
+    return Views(views)
 
 
 _CONTRACT_HEADERS = ["deals", "points / deal", "contracts", "made", "exact", "set", "mean overtricks"]
