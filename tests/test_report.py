@@ -245,3 +245,49 @@ def test_leaderboard_marks_against_the_pooled_field_and_has_a_legend(out: Path, 
         row_html = next(t for t in board.split("<tr>") if f">{esc(r['player'])}</a>" in t)
         cell = row_html.split("<td>")[4]  # player, points / deal, won, exact bids
         assert ("▲" in cell) == (low > field) and ("▼" in cell) == (high < field), (r["player"], cell)
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "games"),
+    [("2026-01-11", None, ["G2"]), (None, "2026-01-10", ["G1"]), ("2026-01-10", "2026-01-11", ["G1", "G2"])],
+)
+def test_cli_report_since_until(
+    db: Path, tmp_path: Path, since: str | None, until: str | None, games: list[str]
+) -> None:
+    """Both days are included; the figures count the games played in the period; the pages name it."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    dates = dict(con.execute("SELECT game_id, played_at::DATE::VARCHAR FROM games WHERE status = 'valid'").fetchall())
+    con.close()
+    assert sorted(g for g, d in dates.items() if (since or d) <= d <= (until or d)) == games  # the oracle
+    args = [*(["--since", since] if since else []), *(["--until", until] if until else [])]
+    result = CliRunner().invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "r"), *args])
+    assert result.exit_code == 0, result.output
+    index = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    words = {
+        (True, True): f"played {since} to {until}",
+        (True, False): f"played from {since}",
+        (False, True): f"played until {until}",
+    }[since is not None, until is not None]
+    assert f"all events, {words} · {len(games)} valid games" in index
+    assert words in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    page = (tmp_path / "r" / player_file("alice")).read_text(encoding="utf-8")
+    assert words in page
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--since", "2026-13-01"], "--since '2026-13-01': not a date; write it as YYYY-MM-DD"),
+        (["--until", "last week"], "--until 'last week': not a date"),
+        (["--since", "2026-01-12", "--until", "2026-01-11"], "--until 2026-01-11 is before --since 2026-01-12"),
+        (["--since", "2027-01-01"], "no games played from 2027-01-01 in "),
+        (["--since", "2026-01-10", "--event", "nope"], "no games played from 2026-01-10 of event 'nope'"),
+    ],
+)
+def test_cli_report_bad_period_is_a_clear_error(db: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, ["report", "--db", str(db), "--out", str(tmp_path / "r"), *args])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert message in " ".join(result.stderr.split()), result.stderr
+    assert not (tmp_path / "r" / "index.html").exists()

@@ -376,6 +376,14 @@ def report(
         str | None,
         typer.Option("--ruleset", help="Report on the games of this ruleset only (see `backalley rulesets`)."),
     ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", metavar="DATE", help="Report on games played on or after this day (YYYY-MM-DD)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", metavar="DATE", help="Report on games played on or before this day (YYYY-MM-DD)."),
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -390,11 +398,15 @@ def report(
     """Write HTML reports (index.html, players/*.html) and summary.md from the store.
 
     Exit status: 0 on success, 2 when the store is missing, unusable or holds no games
-    (of that --event or --ruleset), the ruleset or the player is unknown.
+    (of that --event, --ruleset or period), the ruleset or the player is unknown, or a date is not one.
     """
-    from backalley.reporting import ReportError, write_reports
+    from backalley.reporting import PeriodError, ReportError, period, write_reports
     from backalley.store.database import default_db
 
+    try:
+        days = period(since, until)
+    except PeriodError as exc:
+        raise fail(str(exc)) from None
     db = db if db is not None else default_db()
 
     with progress_bar("report:", show=sys.stderr.isatty(), of_total=True) as bar:
@@ -405,7 +417,14 @@ def report(
 
         try:
             summary = write_reports(
-                db, out_dir, player=player, event=event, progress=progress, workers=workers, ruleset=ruleset
+                db,
+                out_dir,
+                player=player,
+                event=event,
+                progress=progress,
+                workers=workers,
+                ruleset=ruleset,
+                period=days,
             )
         except ReportError as exc:
             raise fail(str(exc)) from None

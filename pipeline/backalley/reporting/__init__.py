@@ -19,6 +19,7 @@ import duckdb
 from backalley.reporting.html import METRICS_FILE, index_page, metrics_page, page_files, player_page
 from backalley.reporting.markdown import summary_markdown
 from backalley.reporting.metrics import Metrics, ReportError, compute, open_store
+from backalley.reporting.scope import Period, PeriodError, period
 from backalley.store.database import one_line
 from backalley.store.outputs import OutputError, protected
 from backalley.workers import guarded, pool_context, pool_errors
@@ -69,8 +70,15 @@ def _prepare(out_dir: Path) -> None:
                 left.unlink()
 
 
-def _nothing(db_path: Path, event: str | None, rejected: int, ruleset: str | None = None) -> str:
+def _nothing(
+    db_path: Path, event: str | None, rejected: int, ruleset: str | None = None, period: Period = Period()
+) -> str:
     """Why there is nothing to report on."""
+    if period:
+        what = " and ".join(
+            w for w in (f"ruleset {ruleset}" if ruleset else "", f"event {event!r}" if event is not None else "") if w
+        )
+        return f"no games {period.words()}" + (f" of {what}" if what else "") + f" in {db_path}"
     if ruleset is not None:
         return (
             f"no games of ruleset {ruleset}" + (f" in event {event!r}" if event is not None else "") + f" in {db_path}"
@@ -129,19 +137,21 @@ def write_reports(
     progress: Progress | None = None,
     workers: int | None = None,
     ruleset: str | None = None,
+    period: Period = Period(),
 ) -> ReportSummary:
     """Write the reports of the store at ``db_path`` into ``out_dir``.
 
     ``player`` limits the player pages to that one player (the index and summary
     are still written, linking only to pages that exist); ``event`` restricts
     every figure to the games of one event, ``ruleset`` to the games of one
-    ruleset (an unknown name is a :class:`ReportError`); ``workers`` processes render the
+    ruleset (an unknown name is a :class:`ReportError`), ``period`` to the games played on its
+    days (:func:`backalley.reporting.scope.period` reads ``--since``/``--until``); ``workers`` processes render the
     player pages (default: one per CPU). Raises :class:`ReportError` for
     anything wrong with the database or the output folder (one line), leaving no
     temporary file behind.
     """
     try:
-        return _write_reports(db_path, out_dir, player, event, progress, workers, ruleset)
+        return _write_reports(db_path, out_dir, player, event, progress, workers, ruleset, period)
     except OSError as exc:
         where = exc.filename if exc.filename is not None else out_dir
         raise ReportError(f"{where}: cannot write the report: {exc.strerror or exc}") from None
@@ -157,6 +167,7 @@ def _write_reports(
     progress: Progress | None,
     workers: int | None,
     ruleset: str | None = None,
+    period: Period = Period(),
 ) -> ReportSummary:
     t0 = time.perf_counter()
     if progress is not None:
@@ -165,14 +176,14 @@ def _write_reports(
     try:
         # Never a page over the database, its WAL or its lake (backalley.store.outputs), whatever is there.
         protected(db_path, con).check_files(out_dir, "--out", ["index.html", METRICS_FILE, "summary.md"], ["players"])
-        metrics = compute(con, event, ruleset)
+        metrics = compute(con, event, ruleset, period)
     except OutputError as exc:
         raise ReportError(str(exc)) from None
     finally:
         con.close()
     t1 = time.perf_counter()
     if metrics.population["games"] == 0:
-        raise ReportError(_nothing(db_path, event, metrics.population["rejected"], ruleset))
+        raise ReportError(_nothing(db_path, event, metrics.population["rejected"], ruleset, period))
     everyone = metrics.players["player"].to_list()
     if player is not None and player not in everyone:
         raise ReportError(f"no player {player!r} in {db_path}" + (f" (event {event!r})" if event is not None else ""))
@@ -203,4 +214,14 @@ def _write_reports(
     )
 
 
-__all__ = ["Metrics", "Progress", "ReportError", "ReportSummary", "compute", "write_reports"]
+__all__ = [
+    "Metrics",
+    "Period",
+    "PeriodError",
+    "Progress",
+    "ReportError",
+    "ReportSummary",
+    "compute",
+    "period",
+    "write_reports",
+]

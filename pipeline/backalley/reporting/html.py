@@ -277,7 +277,8 @@ def metrics_page() -> str:
 
 
 def _scope(m: Metrics) -> str:
-    return f"event {m.event}" if m.event is not None else "all events"
+    scope = f"event {m.event}" if m.event is not None else "all events"
+    return f"{scope}, {m.period.words()}" if m.period else scope
 
 
 # ---------------------------------------------------------------- index

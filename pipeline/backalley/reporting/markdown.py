@@ -43,6 +43,8 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
 def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> str:
     p = m.population
     scope = f"event {md(m.event)}" if m.event is not None else "all events"
+    if m.period:
+        scope += f", {m.period.words()}"
     lines = [
         "# Back Alley report",
         "",

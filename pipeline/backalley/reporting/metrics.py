@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from backalley.reporting.scope import Period
 from backalley.rules import RULESETS, Ruleset
 from backalley.store.database import StoreError, check_readable, connect, one_line
 
@@ -140,6 +141,8 @@ class Metrics:
     dd_coverage: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
+    #: The days ``report --since/--until`` restricted the report to (open: every game).
+    period: Period = field(default_factory=Period)
     _split: dict[str, dict[str, pl.DataFrame]] = field(default_factory=dict, repr=False)
 
     _PER_PLAYER = (
@@ -237,8 +240,11 @@ def _columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
     return {str(r[0]) for r in con.execute(f"DESCRIBE {name}").fetchall()}
 
 
-def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: str | None = None) -> Metrics:
-    """Run every report query. ``event`` restricts games, deals and violations to one event, ``ruleset`` to one ruleset.
+def compute(
+    con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: str | None = None, period: Period = Period()
+) -> Metrics:
+    """Run every report query. ``event`` restricts games, deals and violations to one event, ``ruleset`` to one ruleset,
+    ``period`` to the games played on its days (a game with no date is then left out).
 
     The long-standing figures (leaderboard, bidding, boards, partnerships, scores)
     are those of plain ``standard`` games; every other ruleset and set of options
@@ -249,9 +255,15 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
     have_pd, have_g = _columns(con, "player_deals"), _columns(con, "games")
     if ruleset is not None and "ruleset" not in have_g:
         raise ReportError("this database does not record rulesets: --ruleset needs a backalley store")
-    where = [c for c, v in (("event = $event", event), ("ruleset = $ruleset", ruleset)) if v is not None]
+    given = (
+        ("event = $event", "event", event),
+        ("ruleset = $ruleset", "ruleset", ruleset),
+        ("played_at::DATE >= $since", "since", period.since),
+        ("played_at::DATE <= $until", "until", period.until),
+    )
+    where = [c for c, _, v in given if v is not None]
     ev_games = ("WHERE " + " AND ".join(where)) if where else ""
-    params: dict[str, Any] = {k: v for k, v in (("event", event), ("ruleset", ruleset)) if v is not None}
+    params: dict[str, Any] = {k: v for _, k, v in given if v is not None}
 
     def q(sql: str) -> pl.DataFrame:
         frame: pl.DataFrame = con.sql(sql).pl()
@@ -475,6 +487,7 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         pop_ruleset_dd_plays=dd["pop_ruleset_dd_plays"],
         dd_coverage=dd["dd_coverage"],
         ruleset=ruleset,
+        period=period,
         rulesets=per_ruleset["rulesets"],
         ruleset_players=per_ruleset["ruleset_players"],
         declarations=per_ruleset["declarations"],
