@@ -125,7 +125,9 @@ _PD_SCHEMA = """
 """
 
 
-def build_store(path: Path, games: list[Game], violations: list[tuple[str, str, str]], rejects: int) -> None:
+def build_store(
+    path: Path, games: list[Game], violations: list[tuple[str, str, str, str | None]], rejects: int
+) -> None:
     """Write a contract-shaped DuckDB file: tables games, violations, rejects; views player_deals, player_summary."""
     con = duckdb.connect(str(path))
     try:
@@ -169,9 +171,10 @@ def build_store(path: Path, games: list[Game], violations: list[tuple[str, str, 
                     con.execute(
                         f"INSERT INTO player_deals_t VALUES ({', '.join('?' * len(cols))})", [r[c] for c in cols]
                     )
-        for game_id, code, severity in violations:
+        for game_id, code, severity, seat in violations:
             con.execute(
-                "INSERT INTO violations VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL)", [game_id, code, severity, code, "/"]
+                "INSERT INTO violations VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)",
+                [game_id, code, severity, code, "/", seat],
             )
         for i in range(rejects):
             con.execute(
@@ -223,11 +226,11 @@ def hand_made() -> tuple[list[Game], list[tuple[str, str, str]], int]:
     g4 = Game(
         "G4", "club", "2026-01-13 19:00:00+00", {"N": "alice", "E": "bob", "S": "carol", "W": "dave"}, "incomplete"
     )
-    violations = [
-        ("G3", "REVOKE", "error"),
-        ("G3", "REVOKE", "error"),
-        ("G3", "LEADER", "error"),
-        ("G4", "INCOMPLETE", "warning"),
+    violations = [  # (game, code, severity, the seat that made it: none for a game-level finding)
+        ("G3", "REVOKE", "error", "E"),  # bob
+        ("G3", "REVOKE", "error", "W"),  # erin
+        ("G3", "LEADER", "error", "N"),  # alice
+        ("G4", "INCOMPLETE", "warning", None),
     ]
     return [g1, g2, g3, g4], violations, 1
 

@@ -126,13 +126,14 @@ def test_data_quality(db: Path) -> None:
         "invalid": 1,
         "rejected": 1,
     }
+    # Each violation is charged to its seat (G3: bob and erin revoked, alice led out of turn); G4's
+    # INCOMPLETE has no seat: it counts in its game, against no player.
     revoke = row(m.quality_codes, code="REVOKE")
-    assert (revoke["violations"], revoke["games"], revoke["players"]) == (2, 1, 4)
-    assert (
-        row(m.quality_players, player="alice")["violations"],
-        row(m.quality_players, player="erin")["violations"],
-    ) == (4, 3)
-    assert row(m.quality_players, player="carol")["codes"] == "INCOMPLETE"
+    assert (revoke["violations"], revoke["games"], revoke["players"]) == (2, 1, 2)
+    incomplete = row(m.quality_codes, code="INCOMPLETE")
+    assert (incomplete["violations"], incomplete["games"], incomplete["players"]) == (1, 1, 0)
+    charged = {r["player"]: (r["violations"], r["codes"]) for r in m.quality_players.iter_rows(named=True)}
+    assert charged == {"alice": (1, "LEADER"), "bob": (1, "REVOKE"), "erin": (1, "REVOKE")}
     assert sorted(m.players["player"]) == sorted([DOTS, XSS, "alice", "bob", "carol", "dave", "erin"])
 
 
@@ -151,7 +152,7 @@ def test_files_show_the_figures(out: Path) -> None:
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "| alice | 2 | 0% (0/2; 95% CI 0–66%) | −9.80 | 25.0% (1/4; 95% CI 5–70%) | 1.50 | −0.50 |" in summary
     assert "| bob | 2 | 100% (2/2; 95% CI 34–100%) | 0.00 |" in summary
-    assert "| rejected | 1 |" in summary and "| REVOKE | 2 | 1 | 4 |" in summary
+    assert "| rejected | 1 |" in summary and "| REVOKE | 2 | 1 | 2 |" in summary
     page = (out / player_file("alice")).read_text(encoding="utf-8")
     text = re.sub(r"<[^>]+>", " ", page.split('<h2 id="bidding-accuracy">Bidding accuracy</h2>')[1])
     assert re.search(r"all\s+4\s+25\.0%\s+1/4\s+5–70%\s+1\.50\s+−0\.50", text), text[:400]

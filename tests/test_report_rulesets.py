@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -91,12 +92,25 @@ def test_pereulok_declarations_and_auctions_match_the_records(db: Path) -> None:
     assert int(by_mult["declared"].sum()) == sum(declared.values())
 
 
+def everything_metrics(db: Path) -> Any:
+    con = open_store(db)
+    try:
+        return compute(con)
+    finally:
+        con.close()
+
+
 def test_report_pages_name_every_ruleset_and_restrict_to_one(db: Path, tmp_path: Path) -> None:
     everything = write_reports(db, tmp_path / "all", workers=1)
     text = everything.index.read_text(encoding="utf-8")
     for anchor in ("ruleset-pereulok", "ruleset-bab-online", "ruleset-standard-short-deck-no-partnerships"):
         assert f'id="{anchor}"' in text
     assert "Leaderboard: standard" in text and "Bores by level" in text and "By multiplier" in text
+    m = everything_metrics(db)
+    plain = m.rulesets.filter((m.rulesets["ruleset"] == "standard") & (m.rulesets["options"] == ""))
+    valid = int(m.rulesets["valid_games"].sum())
+    assert int(plain["valid_games"][0]) < valid  # the card says which of the valid games the leaderboard counts
+    assert f'{valid}</div><div class="sub">{m.population["reported_games"]} plain standard in the leaderboard' in text
     only = write_reports(db, tmp_path / "one", ruleset="bab-online", workers=1)
     text = only.index.read_text(encoding="utf-8")
     assert 'id="ruleset-bab-online"' in text and "ruleset-pereulok" not in text and "Leaderboard" not in text

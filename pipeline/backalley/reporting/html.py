@@ -292,7 +292,7 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
         Cards(
             [
                 card("records", fmt_int(p["records"]), "incl. rejected lines"),
-                card("valid games", fmt_int(p["valid_games"]), f"{fmt_int(p['reported_games'])} in the figures"),
+                card("valid games", fmt_int(p["valid_games"]), _in_the_figures(p, plain)),
                 card("players", fmt_int(p["players"]), f"{fmt_int(p['events'])} events"),
                 card("scored deals", fmt_int(p["deals"]), "pass-outs excluded" if plain else "plain standard games"),
                 card(
@@ -338,6 +338,14 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     )
     sub = f"{_scope(m)} · {fmt_int(p['valid_games'])} valid games · {fmt_int(p['players'])} players"
     return page("Back Alley report", sub, b)
+
+
+def _in_the_figures(p: Mapping[str, Any], plain: bool) -> str:
+    """Which of the valid games the leaderboard's figures count (plain standard games with a scored deal)."""
+    n, valid = int(p["reported_games"]), int(p["valid_games"])
+    if not plain:
+        return f"{fmt_int(n)} plain standard in the leaderboard; the others in their ruleset's section"
+    return "all in the figures" if n == valid else f"{fmt_int(n)} with a scored deal in the figures"
 
 
 def _standard_sections(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
@@ -495,6 +503,17 @@ def _pair_row(r: dict[str, Any], from_player: bool, linked: Mapping[str, str]) -
     return [names, fmt_int(r["games"]), *_contract_cells(r)]
 
 
+CHARGED_NOTE = (
+    "A violation is charged to the player in the seat that made it; one with no seat (the record's structure,"
+    " a final score, a game left incomplete) is charged to no player and counts in its game only."
+)
+
+
+def codes_cell(codes: Any) -> Markup:
+    """A list of violation codes that wraps between codes (a figures cell does not wrap)."""
+    return Markup('<span class="codes">{}</span>').format(codes or DASH)
+
+
 def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
     b: list[Block] = [Heading("Data quality"), Note(QUALITY_HOW, how=True)]
     if player is None:
@@ -513,7 +532,7 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
             b.append(note("Rejected lines have no event: their count is for all events."))
         b.append(
             table(
-                ["code", "severity", "violations", "games", "players"],
+                ["code", "severity", "violations", "games", "players charged"],
                 (
                     [r["code"], r["severity"], fmt_int(r["violations"]), fmt_int(r["games"]), fmt_int(r["players"])]
                     for r in m.quality_codes.iter_rows(named=True)
@@ -521,19 +540,20 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
                 caption="Violations by code",
             )
         )
+        b.append(note(CHARGED_NOTE))
         b.append(
             table(
-                ["player", "games with violations", "violations", "codes"],
+                ["player", "games", "violations", "codes"],
                 (
                     [
                         player_link(r["player"], False, linked),
                         fmt_int(r["games"]),
                         fmt_int(r["violations"]),
-                        r["codes"],
+                        codes_cell(r["codes"]),
                     ]
                     for r in m.quality_players.iter_rows(named=True)
                 ),
-                caption="Players whose games carry violations",
+                caption="Violations charged to each player (the seat that made them)",
             )
         )
     else:
@@ -542,7 +562,7 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
         qr = q.row(0, named=True) if q.height else {"games": 0, "violations": 0, "codes": ""}
         b.append(
             table(
-                ["games", "valid", "incomplete", "invalid", "games with violations", "violations", "codes"],
+                ["games", "valid", "incomplete", "invalid", "games with own violations", "own violations", "codes"],
                 [
                     [
                         fmt_int(pr["games_total"]),
@@ -551,12 +571,12 @@ def _quality_section(m: Metrics, linked: Mapping[str, str], player: str | None =
                         rate(pr["games_invalid"], pr["games_total"]),
                         fmt_int(qr["games"]),
                         fmt_int(qr["violations"]),
-                        qr["codes"] or DASH,
+                        codes_cell(qr["codes"]),
                     ]
                 ],
             )
         )
-        b.append(note("Only valid games count in the figures above."))
+        b.append(note("Only valid games count in the figures above. " + CHARGED_NOTE))
     return b
 
 

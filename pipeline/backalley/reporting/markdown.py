@@ -102,7 +102,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
             ([r["status"], fmt_int(r["records"])] for r in m.quality_status.iter_rows(named=True)),
         ),
         *_table(
-            ["code", "violations", "games", "players"],
+            ["code", "violations", "games", "players charged"],
             (
                 [r["code"], fmt_int(r["violations"]), fmt_int(r["games"]), fmt_int(r["players"])]
                 for r in m.quality_codes.iter_rows(named=True)

@@ -437,19 +437,22 @@ def compute(
                count(DISTINCT v.game_id)::BIGINT AS games
         FROM violations v JOIN g USING (game_id) GROUP BY v.code ORDER BY violations DESC, v.code
     """)
+    # A violation is charged to the player in the seat that made it; one with no seat (the record's
+    # structure, a final score, a game left incomplete) to no player: it counts in its game only.
+    charged = """
+        SELECT v.game_id, v.code, p.player FROM violations v
+        JOIN (SELECT game_id, unnest(['N', 'E', 'S', 'W']) AS seat,
+                     unnest([player_n, player_e, player_s, player_w]) AS player FROM g) p
+          ON p.game_id = v.game_id AND p.seat = v.seat
+        WHERE p.player IS NOT NULL
+    """
     quality_players = q(f"""
-        WITH s AS ({seats})
-        SELECT s.player, count(DISTINCT v.game_id)::BIGINT AS games, count(*)::BIGINT AS violations,
-               string_agg(DISTINCT v.code, ', ' ORDER BY v.code) AS codes
-        FROM violations v JOIN s USING (game_id)
-        GROUP BY s.player ORDER BY violations DESC, s.player
+        SELECT player, count(DISTINCT game_id)::BIGINT AS games, count(*)::BIGINT AS violations,
+               string_agg(DISTINCT code, ', ' ORDER BY code) AS codes
+        FROM ({charged}) GROUP BY player ORDER BY violations DESC, player
     """)
     quality_codes = quality_codes.join(
-        q(f"""
-            WITH s AS ({seats})
-            SELECT v.code, count(DISTINCT s.player)::BIGINT AS players
-            FROM violations v JOIN s USING (game_id) GROUP BY v.code
-        """),
+        q(f"SELECT code, count(DISTINCT player)::BIGINT AS players FROM ({charged}) GROUP BY code"),
         on="code",
         how="left",
     ).with_columns(pl.col("players").fill_null(0))
