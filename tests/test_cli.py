@@ -96,6 +96,19 @@ def test_validate_human_output_names_every_violation(games: Path) -> None:
     assert "4 records: 1 valid, 0 incomplete, 3 invalid" in out
 
 
+def test_validate_human_output_numbers_deals_from_1_beside_their_pointers() -> None:
+    """A pointer counts deals from 0 (``/deals/6``), every line from 1: the line says "deal 7" beside it."""
+    from backalley.cli.app import deal_of_pointer
+
+    assert [deal_of_pointer(p) for p in ("/deals/6/number", "/deals/24", "/deals", "/final_score", None)] == [
+        7,
+        25,
+        None,
+        None,
+        None,
+    ]
+
+
 def test_validate_missing_path_is_a_usage_error_before_any_output(games: Path) -> None:
     result = runner.invoke(app, ["validate", "--json", str(games), str(games / "missing.jsonl")])
     assert result.exit_code == 2

@@ -772,6 +772,16 @@ def test_bid_order_seat_twice() -> None:
     got = errors(base(d))
     assert got[0] == ("BID_ORDER", f"{D11}/bids", 11, None, None)
     assert [e[0] for e in got] == ["BID_ORDER", "RESULT_MISMATCH"]  # NS now bid 1, not 3: NS -5, not -15
+    msg = next(v.message for v in run(base(d)).violations if v.code == "RESULT_MISMATCH")
+    # Scores named by side, negative with a minus sign: never joined by hyphens ("-15--5" read as a range).
+    assert "points (NS −15, EW " in msg and "points (NS −5, EW " in msg and "--" not in msg, msg
+
+
+def test_final_score_mismatch_names_each_side() -> None:
+    rec = base()
+    rec["final_score"] = {"NS": 240, "EW": -118}
+    [msg] = [v.message for v in run(rec).violations if v.code == "FINAL_SCORE_MISMATCH"]
+    assert msg.startswith("recorded final score NS 240, EW −118; the deals add up to NS "), msg
 
 
 def test_bid_range() -> None:

@@ -974,12 +974,12 @@ def _check_result(rules: Ruleset, d: AnyDeal, di: int, outcome: DealOutcome, add
     rt = _by_side(res.tricks, rules.sides)
     rp = _by_side(res.points, rules.sides)
     if rt != outcome.tricks or rp != outcome.points:
-        names = "-".join(rules.sides)
+        sides = rules.sides
         add(
             _violation(
                 "RESULT_MISMATCH",
-                f"recorded tricks {_dash(rt)} and points {_dash(rp)} ({names}); "
-                f"the replay gives tricks {_dash(outcome.tricks)} and points {_dash(outcome.points)}",
+                f"recorded tricks ({_by_name(rt, sides)}) and points ({_by_name(rp, sides)}); the replay gives"
+                f" tricks ({_by_name(outcome.tricks, sides)}) and points ({_by_name(outcome.points, sides)})",
                 f"/deals/{di}/result",
                 di + 1,
             )
@@ -995,8 +995,8 @@ def _record_checks(rules: Ruleset, rec: AnyFastRecord, totals: list[int], scored
             add(
                 Violation(
                     "FINAL_SCORE_MISMATCH",
-                    f"recorded final score {_dash(recorded)} ({'-'.join(rules.sides)}); "
-                    f"the deals add up to {_dash(totals)}",
+                    f"recorded final score {_by_name(recorded, rules.sides)};"
+                    f" the deals add up to {_by_name(totals, rules.sides)}",
                     "/final_score",
                 )
             )
@@ -1011,8 +1011,10 @@ def _by_side(values: FastTeamInts | dict[Any, int], sides: tuple[str, ...]) -> t
     return (values.NS, values.EW)
 
 
-def _dash(values: tuple[int, ...] | list[int]) -> str:
-    return "-".join(str(v) for v in values)
+def _by_name(values: tuple[int, ...] | list[int], sides: tuple[str, ...]) -> str:
+    """``NS 240, EW −118``: each side named beside its value, negative values with a minus sign (never
+    joined by hyphens, where ``240--118`` read as a range)."""
+    return ", ".join(f"{s} {v}" if v >= 0 else f"{s} −{-v}" for s, v in zip(sides, values, strict=False))
 
 
 _Bidding = tuple[Contracts, bool, tuple[int, ...], bool, tuple[tuple[int, str], ...]]

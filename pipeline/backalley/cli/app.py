@@ -5,6 +5,7 @@ rejected, 2 usage or environment errors.
 """
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -252,12 +253,19 @@ def validate(
 MARKS = {"valid": "[green]valid     [/]", "incomplete": "[yellow]incomplete[/]", "invalid": "[red]invalid   [/]"}
 
 
+def deal_of_pointer(pointer: str | None) -> int | None:
+    """The deal (1-based, as every line says it) a JSON pointer into ``/deals`` (0-based) points at."""
+    found = re.match(r"/deals/(\d{1,9})(?:/|$)", pointer or "")
+    return int(found[1]) + 1 if found else None
+
+
 def show_result(item: Item, result: Checked) -> None:
     """The human lines of one record: status, where, game id, then each violation (data shown literally)."""
     where = item.source if item.line is None else f"{item.source}:{item.line}"
     out.print(f"{MARKS[result.status]} {safe(where)}  {safe(result.game_id or '(no game_id)')}")
     for v in result.violations:
-        parts = (f"deal {v.deal}" if v.deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
+        deal = v.deal or deal_of_pointer(v.path)
+        parts = (f"deal {deal}" if deal else "", f"trick {v.trick}" if v.trick else "", v.seat or "")
         loc = ", ".join(p for p in parts if p)
         out.print(
             f"    {v.code}{' (' + safe(loc) + ')' if loc else ''}: {safe(v.message)}  [dim]{safe(v.path or '/')}[/]"
