@@ -136,6 +136,17 @@ class Page:
                 self.blocks[i] = Heading(b.text, name, b.level)
 
     @property
+    def lead(self) -> list[Block]:
+        """The blocks before the first heading (a link back): shown above the contents."""
+        first = next((i for i, b in enumerate(self.blocks) if isinstance(b, Heading)), len(self.blocks))
+        return self.blocks[:first]
+
+    @property
+    def body(self) -> list[Block]:
+        """The blocks from the first heading on."""
+        return self.blocks[len(self.lead) :]
+
+    @property
     def contents(self) -> list[Heading]:
         """The page's sections: its level-2 headings, in order."""
         return [b for b in self.blocks if isinstance(b, Heading) and b.level == 2]
