@@ -110,7 +110,8 @@ def test_report_pages_link_to_definitions_written_beside_them(tmp_path: Path) ->
     result = CliRunner().invoke(app, ["report", "--db", str(db), "--out", str(out)])
     assert result.exit_code == 0, result.output
     metrics = (out / "metrics.html").read_text(encoding="utf-8")
-    assert "<h2>Bidding accuracy (per player)</h2>" in metrics
+    assert '<h2 id="bidding-accuracy-per-player">Bidding accuracy (per player)</h2>' in metrics
+    assert '<li><a href="#bidding-accuracy-per-player">Bidding accuracy (per player)</a></li>' in metrics
     pages = [out / "index.html", *sorted((out / "players").glob("*.html")), out / "metrics.html"]
     for page in pages:
         for target in links(page.read_text(encoding="utf-8")):

@@ -212,7 +212,7 @@ def test_sections_say_what_double_dummy_means_and_which_deals_were_analysed(db: 
         assert "if everyone saw all four hands" in text, page
         assert f"Hand sizes analysed: 1–{MAX_CARDS} cards." in text, page
         assert f"Deals of {MAX_CARDS + 1}–{max(sizes)} cards not analysed: {left:,}" in text, page
-        assert "run `backalley analyze`" in text
+        assert "run backalley analyze to add them" in text
 
 
 def test_tricks_lost_never_has_an_interval_below_zero() -> None:

@@ -31,6 +31,7 @@ from backalley.reporting.blocks import (
     Table,
     View,
     Views,
+    anchor_of,
     render,
 )
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
@@ -271,9 +272,20 @@ def metrics_page() -> str:
     from markdown_it import MarkdownIt
 
     text = files("backalley.reporting").joinpath("metrics.md").read_text(encoding="utf-8")
-    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
-    back = Markup('<p><a href="index.html">← the report</a></p>')
-    return page("Report metrics", "How every figure of the report is defined", [Html(back + Markup(body))])
+    parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+    tokens = parser.parse(text)
+    blocks: list[Block] = [Html(Markup('<p><a href="index.html">← the report</a></p>'))]
+    start = i = 0
+    while i < len(tokens):  # each level-2 heading becomes a heading of the page (listed in its contents)
+        if tokens[i].type == "heading_open" and tokens[i].tag == "h2":
+            blocks.append(Html(Markup(parser.renderer.render(tokens[start:i], parser.options, {}))))
+            title = Markup(parser.renderer.render(tokens[i + 1].children or [], parser.options, {}))
+            blocks.append(Heading(title, anchor_of(tokens[i + 1].content)))
+            start = i = i + 3
+            continue
+        i += 1
+    blocks.append(Html(Markup(parser.renderer.render(tokens[start:], parser.options, {}))))
+    return page("Report metrics", "How every figure of the report is defined", blocks)
 
 
 def _scope(m: Metrics) -> str:
@@ -1097,7 +1109,7 @@ def _spans(sizes: Sequence[int]) -> str:
     return ", ".join(out)
 
 
-def coverage_note(coverage: pl.DataFrame | None) -> list[Block]:
+def coverage_note(coverage: pl.DataFrame | None) -> list[Note]:
     """Which hand sizes were analysed, and the deals of each size that were not."""
     if coverage is None or coverage.height == 0:
         return []
@@ -1108,7 +1120,7 @@ def coverage_note(coverage: pl.DataFrame | None) -> list[Block]:
     if missing:
         left = sum(int(r["deals"]) - int(r["analysed"]) for r in missing)
         sizes = _spans([int(r["hand_size"]) for r in missing])
-        text += f" Deals of {sizes} cards not analysed: {left:,} (run `backalley analyze` to add them)."
+        text += f" Deals of {sizes} cards not analysed: {left:,} (run backalley analyze to add them)."
     return [note(text)]
 
 

@@ -8,7 +8,10 @@ from typing import Any
 
 from backalley.reporting.html import (
     DD_BID_HEADERS,
+    DD_MEANS,
     DD_PLAY_HEADERS,
+    _dd_coverage,
+    coverage_note,
     fmt_int,
     fmt_num,
     mean_text,
@@ -201,6 +204,9 @@ def _double_dummy(m: Metrics, top: int) -> list[str]:
     return [
         "## Bid vs makeable (double-dummy, plain standard)",
         "",
+        md(DD_MEANS),
+        "",
+        *[md(b.text) + "\n" for b in coverage_note(_dd_coverage(m, "standard", ""))],
         *_table(
             ["hand size", *DD_BID_HEADERS],
             ([size(r["hand_size"]), *_dd_bid_cells(r)] for r in m.pop_dd_bids.iter_rows(named=True)),
