@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 
 from backalley.cli.app import app
 from backalley.reporting import ReportError, compute, write_reports
-from backalley.reporting.html import esc, player_file, player_slug
+from backalley.reporting.cells import esc
+from backalley.reporting.html import player_file, player_slug
 from backalley.reporting.metrics import open_store, wilson
 from tests.report_sample import DOTS, XSS, build_hand_made
 
@@ -222,7 +223,7 @@ def test_any_player_id_gives_a_safe_distinct_file_name(player: str) -> None:
 
 
 def test_markers_say_where_an_interval_lies_wholly_above_or_below_the_field() -> None:
-    from backalley.reporting.html import ABOVE, BELOW, rate
+    from backalley.reporting.cells import ABOVE, BELOW, rate
 
     lo, hi = wilson(9, 10)  # about 60–98%
     assert ABOVE in rate(9, 10, field=lo - 0.01) and BELOW not in rate(9, 10, field=lo - 0.01)

@@ -216,7 +216,7 @@ def test_sections_say_what_double_dummy_means_and_which_deals_were_analysed(db: 
 
 
 def test_tricks_lost_never_has_an_interval_below_zero() -> None:
-    from backalley.reporting.html import mean_cell, mean_text
+    from backalley.reporting.dd_sections import mean_cell, mean_text
 
     assert mean_text(0.05, 0.5, 10, floor=0.0) == "0.05 (95% CI 0.00 to 0.36)"
     assert "−" not in mean_cell(0.05, 0.5, 10, floor=0.0)

@@ -1,8 +1,10 @@
 """The report's pages: the blocks each page shows, built from the figures; Jinja2 templates render them.
 
-Cells are escaped by the templates unless they are :class:`~markupsafe.Markup`
-(built here from escaped parts), so a value cannot reach the page unescaped by
-accident. The pages are self-contained: the stylesheet and the SVG charts inline.
+Cells (:mod:`backalley.reporting.cells`) are escaped by the templates unless they
+are :class:`~markupsafe.Markup` built from escaped parts, so a value cannot reach
+the page unescaped by accident. The double-dummy sections are
+:mod:`backalley.reporting.dd_sections`. The pages are self-contained: the
+stylesheet and the SVG charts inline.
 """
 
 from __future__ import annotations
@@ -10,19 +12,17 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from backalley.reporting import charts
 from backalley.reporting.blocks import (
     Block,
-    Card,
     Cards,
-    Chart,
     Charts,
     Heading,
     Html,
@@ -34,20 +34,29 @@ from backalley.reporting.blocks import (
     anchor_of,
     render,
 )
-from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, mean_interval, wilson
-from backalley.rules import RULESETS, Ruleset
-
-DASH = "—"
-
-
-def esc(value: Any) -> Markup:
-    """Escape any value for HTML text or a quoted attribute; Markup passes through; None is empty."""
-    return escape("" if value is None else value)
-
-
-def join(parts: Iterable[Any], sep: str = "") -> Markup:
-    return Markup(sep).join(esc(p) for p in parts)
-
+from backalley.reporting.cells import (
+    DASH,
+    LEGEND,
+    card,
+    chart,
+    esc,
+    fmt_int,
+    fmt_num,
+    marker,
+    note,
+    pct,
+    player_link,
+    rate,
+    rate_fields,
+    rate_text,
+    ruleset_anchor,
+    ruleset_kind,
+    ruleset_label,
+    table,
+    variant,
+)
+from backalley.reporting.dd_sections import dd_sections, ruleset_dd_sections
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
 
 # ---------------------------------------------------------------- file names
 
@@ -100,80 +109,6 @@ def page_files(players: Iterable[str]) -> dict[str, str]:
     }
 
 
-# ---------------------------------------------------------------- numbers
-
-
-def fmt_int(v: Any) -> str:
-    return DASH if v is None else f"{int(v):,}"
-
-
-def fmt_num(v: Any, digits: int = 2, signed: bool = False) -> str:
-    if v is None:
-        return DASH
-    f = float(v)
-    if f != f:  # NaN
-        return DASH
-    text = f"{f:+.{digits}f}" if signed else f"{f:.{digits}f}"
-    return text.replace("-", "−")
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}%" if 0 < x < 1 else f"{100 * x:.0f}%"
-
-
-def rate_text(k: Any, n: Any) -> str:
-    """Plain text of a rate with its count and Wilson interval: ``62.5% (5/8; 95% CI 31–86%)``."""
-    n_, k_ = int(n or 0), int(k or 0)
-    ci = wilson(k_, n_)
-    if ci is None:
-        return f"{DASH} (0/0)"
-    return f"{pct(k_ / n_)} ({k_}/{n_}; 95% CI {100 * ci[0]:.0f}–{100 * ci[1]:.0f}%)"
-
-
-#: The markers of a figure whose 95% interval lies wholly above or below the field's value.
-ABOVE, BELOW = "▲", "▼"
-LEGEND = (
-    f"{ABOVE} / {BELOW}: the player's 95% interval lies wholly above / below the field's value (all players"
-    " together): a difference too large to be chance alone. No marker: the player is within the field's range."
-)
-
-
-def marker(low: float, high: float, field: float | None, shown: str = "") -> Markup:
-    """▲ when [low, high] lies above ``field``, ▼ when below, nothing otherwise (or without a field)."""
-    if field is None or field != field:
-        return Markup("")
-    if low > field:
-        mark, word = ABOVE, "above"
-    elif high < field:
-        mark, word = BELOW, "below"
-    else:
-        return Markup("")
-    title = esc(f"{word} the field ({shown})" if shown else f"{word} the field")
-    return Markup(f'<span class="mark {word}" title="{title}">{mark}</span>')
-
-
-def pooled(frame: pl.DataFrame, k: str, n: str) -> float | None:
-    """The field's rate in ``frame``: all successes over all cases (None without a case)."""
-    if frame.height == 0:
-        return None
-    total = int(frame[n].sum() or 0)
-    return int(frame[k].sum() or 0) / total if total else None
-
-
-#: The rates a table of players is marked on, each with its count of cases.
-RATE_PAIRS = {
-    "games_won": "games",
-    "exact_bids": "numeric_bids",
-    "boards_made": "boards_claimed",
-    "declarations_made": "declarations",
-}
-
-
-def rate_fields(frame: pl.DataFrame) -> dict[str, float | None]:
-    """The field's value of each rate of :data:`RATE_PAIRS` that ``frame`` has (all its players together)."""
-    return {k: pooled(frame, k, n) for k, n in RATE_PAIRS.items() if k in frame.columns and n in frame.columns}
-
-
 RATE_HOW = (
     "How to read: a rate shows its share, its count beside it (successes/cases) and, in grey below, the range"
     " its true value very likely lies in (95% interval). Few cases give a wide range: compare ranges, not"
@@ -206,54 +141,6 @@ QUALITY_HOW = (
     "How to read: only valid games count in the figures; incomplete and invalid records are kept and counted"
     " here, with the codes of what was wrong in them."
 )
-
-
-def rate(k: Any, n: Any, field: float | None = None) -> Markup:
-    """A rate cell: the rate, the count beside it, and the 95% Wilson interval below; — for n = 0.
-
-    With the ``field``'s rate, a marker says where the interval lies wholly above or below it.
-    """
-    n_, k_ = int(n or 0), int(k or 0)
-    ci = wilson(k_, n_)
-    if ci is None:
-        return Markup(f'<span class="rate">{DASH}</span> <span class="n">0/0</span>')
-    title = esc(f"95% Wilson interval {100 * ci[0]:.1f}–{100 * ci[1]:.1f}% from {k_} of {n_}")
-    mark = marker(ci[0], ci[1], field, pct(field) if field is not None else "")
-    return Markup(
-        f'<span class="rate" title="{title}">{esc(pct(k_ / n_))}</span>{mark} <span class="n">{k_:,}/{n_:,}</span>'
-        f'<span class="ci">{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%</span>'
-    )
-
-
-# ---------------------------------------------------------------- building blocks
-
-
-def table(
-    headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str | None = None, folded: bool = False
-) -> Table:
-    return Table(headers, [list(r) for r in rows], caption, folded)
-
-
-def card(label: str, value: Any, sub: Any = "") -> Card:
-    return Card(label, value, sub)
-
-
-def chart(svg: str | None, what: str) -> Chart:
-    return Chart(svg, what)  # svg from charts: every text escaped, ids prefixed
-
-
-def note(text: Any) -> Note:
-    return Note(text)
-
-
-def player_link(player: str, from_player_page: bool, linked: Mapping[str, str]) -> Markup:
-    """The player's name, linked to their page when it is among ``linked`` (player -> page path)."""
-    href = linked.get(player)
-    if href is None:
-        return esc(player)
-    if from_player_page:
-        href = href.removeprefix("players/")
-    return Markup(f'<a href="{esc(href)}">{esc(player)}</a>')
 
 
 def page(title: str, subtitle: Any, blocks: Iterable[Block], root: str = "") -> str:
@@ -827,16 +714,6 @@ OPTION_NOTES = {
 }
 
 
-def ruleset_label(ruleset: str | None, options: str) -> str:
-    """``pereulok`` or ``standard + short_deck, no_partnerships``."""
-    name = ruleset if ruleset is not None else "unknown ruleset"
-    return f"{name} + {options.replace(',', ', ')}" if options else name
-
-
-def ruleset_anchor(ruleset: str | None, options: str) -> str:
-    return "ruleset-" + re.sub(r"[^a-z0-9]+", "-", ruleset_label(ruleset, options).lower()).strip("-")
-
-
 def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     """The rulesets present, each linked to its section (plain standard: the sections that follow)."""
     rows = []
@@ -858,17 +735,6 @@ def _options_note(options: str) -> list[Block]:
         return []
     notes = "; ".join(OPTION_NOTES.get(o, o) for o in options.split(","))
     return [note(f"House options: {notes}.")]
-
-
-def _variant(frame: pl.DataFrame, ruleset: str, options: str) -> pl.DataFrame:
-    if frame.height == 0:
-        return frame
-    return frame.filter((pl.col("ruleset") == ruleset) & (pl.col("options") == options))
-
-
-def ruleset_kind(name: str) -> type[Ruleset]:
-    """The ruleset class a stored game's ``ruleset`` names (what its sections show: the class's attributes)."""
-    return RULESETS.get(name, Ruleset)
 
 
 def _player_cells(r: dict[str, Any], ruleset: str, fields: Mapping[str, float | None] | None = None) -> list[Any]:
@@ -933,7 +799,7 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
     label = ruleset_label(ruleset, options)
     b: list[Block] = [Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options))]
     b += _options_note(options)
-    players = _variant(m.ruleset_players, ruleset, options)
+    players = variant(m.ruleset_players, ruleset, options)
     b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
     fields = rate_fields(players)
     rows = (
@@ -942,9 +808,9 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
     )
     b.append(table(["player", *_player_headers(ruleset)], rows, caption="Players, by points per deal"))
     if ruleset_kind(ruleset).auction == "declarations":
-        b += _declaration_tables(_variant(m.declarations, ruleset, options))
+        b += _declaration_tables(variant(m.declarations, ruleset, options))
     else:
-        b.append(_bore_table(_variant(m.bores, ruleset, options), ruleset))
+        b.append(_bore_table(variant(m.bores, ruleset, options), ruleset))
     b += ruleset_dd_sections(m, ruleset, options, linked)
     return b
 
@@ -960,253 +826,11 @@ def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) 
         label = ruleset_label(ruleset, options)
         b.append(Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options)))
         b += _options_note(options)
-        fields = rate_fields(_variant(m.ruleset_players, ruleset, options))
+        fields = rate_fields(variant(m.ruleset_players, ruleset, options))
         b += [Note(LEGEND, how=True), table(_player_headers(ruleset), [_player_cells(r, ruleset, fields)])]
         if ruleset_kind(ruleset).auction == "declarations":
-            b += _declaration_tables(_variant(m.of("declarations", player), ruleset, options))
+            b += _declaration_tables(variant(m.of("declarations", player), ruleset, options))
         else:
-            b.append(_bore_table(_variant(m.of("bores", player), ruleset, options), ruleset))
+            b.append(_bore_table(variant(m.of("bores", player), ruleset, options), ruleset))
         b += ruleset_dd_sections(m, ruleset, options, linked, player)
     return b
-
-
-# ---------------------------------------------------------------- double-dummy figures
-
-DD_BID_HEADERS = ["contracts", "mean contract − makeable", "over", "exact", "under", "boards claimed", "makeable"]
-DD_PLAY_HEADERS = ["deals", "tricks lost / deal", "plays", "plays costing nothing"]
-#: What double dummy means, in the words of a player.
-DD_MEANS = (
-    "Double dummy means “if everyone saw all four hands”: the tricks each side would take with perfect"
-    " play by all four players (backalley analyze). It is a yardstick, not a verdict: at the table nobody"
-    " sees the hidden cards, so falling short of it is often no mistake."
-)
-DD_BID_NOTE = (
-    "Plain standard deals. A side's numeric contract minus the tricks its cards could take double dummy:"
-    " above 0 it bid more than its cards could take (over), below 0 less (under)."
-    " Board claims: makeable when the side's double-dummy value is the whole hand."
-)
-DD_BID_HOW = (
-    "How to read: near 0 is a side that bids what its cards can take; a large mean above 0 overbids,"
-    " below 0 underbids. The grey range under a mean is its 95% interval."
-)
-DD_PLAY_NOTE = (
-    "Tricks lost per deal by the player's own plays compared with the best play if every hand were seen"
-    " (the sum of the costs of the player's plays, over the analysed deals played), and the share of plays"
-    " that cost nothing."
-)
-DD_PLAY_HOW = (
-    "How to read: 0 tricks lost is play as good as an all-seeing player's; each 1.00 is a trick per deal"
-    " given away against that yardstick. Fewer is better; hidden cards make some losses unavoidable."
-)
-
-
-def _size(v: Any) -> str:
-    return "all" if v is None else str(v)
-
-
-def _interval(mean: Any, sd: Any, n: Any, floor: float | None) -> tuple[float, float] | None:
-    """The 95% interval of a mean, its low end raised to ``floor`` (a quantity that cannot go below it)."""
-    ci = mean_interval(mean, sd, int(n or 0))
-    if ci is None or floor is None:
-        return ci
-    return max(floor, ci[0]), max(floor, ci[1])
-
-
-def mean_text(mean: Any, sd: Any, n: Any, signed: bool = False, floor: float | None = None) -> str:
-    """Plain text of a mean with its 95% interval: ``+0.25 (95% CI −0.10 to +0.60)``; — when there is no case."""
-    ci = _interval(mean, sd, n, floor)
-    text = fmt_num(mean, signed=signed)
-    return text if ci is None else f"{text} (95% CI {fmt_num(ci[0], signed=signed)} to {fmt_num(ci[1], signed=signed)})"
-
-
-def mean_cell(
-    mean: Any, sd: Any, n: Any, signed: bool = False, field: float | None = None, floor: float | None = None
-) -> Markup:
-    """A mean cell: the mean, and its 95% normal interval below (none under 2 cases; never below ``floor``).
-
-    With the ``field``'s mean, a marker says where the interval lies wholly above or below it.
-    """
-    ci = _interval(mean, sd, n, floor)
-    if ci is None:
-        return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>')
-    mark = marker(ci[0], ci[1], field, fmt_num(field, signed=signed))
-    low = Markup(
-        f'<span class="ci">{esc(fmt_num(ci[0], signed=signed))} to {esc(fmt_num(ci[1], signed=signed))}</span>'
-    )
-    return Markup(f'<span class="rate">{esc(fmt_num(mean, signed=signed))}</span>{mark}{low}')
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """The field's values that a player's double-dummy figures are marked against (None: no marker)."""
-
-    diff: float | None = None
-    over: float | None = None
-    exact: float | None = None
-    under: float | None = None
-    makeable: float | None = None
-    lost: float | None = None
-    free: float | None = None
-
-
-def dd_field(bids: pl.DataFrame, plays: pl.DataFrame) -> Field:
-    """Everyone's figures over all hand sizes (the rows with no hand size), as a :class:`Field`."""
-    b, p = _overall(bids), _overall(plays)
-    if b.height == 0 or p.height == 0:
-        return Field()
-    r, q = b.row(0, named=True), p.row(0, named=True)
-    return Field(
-        diff=r["mean_diff"],
-        over=pooled(b, "over", "contracts"),
-        exact=pooled(b, "exact", "contracts"),
-        under=pooled(b, "under", "contracts"),
-        makeable=pooled(b, "boards_makeable", "boards"),
-        lost=q["lost_per_deal"],
-        free=pooled(p, "free", "plays"),
-    )
-
-
-def dd_bid_cells(r: dict[str, Any], f: Field = Field()) -> list[Any]:
-    return [
-        fmt_int(r["contracts"]),
-        mean_cell(r["mean_diff"], r["sd_diff"], r["contracts"], signed=True, field=f.diff),
-        rate(r["over"], r["contracts"], f.over),
-        rate(r["exact"], r["contracts"], f.exact),
-        rate(r["under"], r["contracts"], f.under),
-        fmt_int(r["boards"]),
-        rate(r["boards_makeable"], r["boards"], f.makeable),
-    ]
-
-
-def dd_play_cells(r: dict[str, Any], f: Field = Field()) -> list[Any]:
-    lost = mean_cell(r["lost_per_deal"], r["sd_lost"], r["deals"], field=f.lost, floor=0.0)
-    return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate(r["free"], r["plays"], f.free)]
-
-
-def _overall(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.filter(pl.col("hand_size").is_null()) if frame.height else frame
-
-
-@dataclass(frozen=True, slots=True)
-class DDFrames:
-    """One set of double-dummy figures: by hand size (everyone's or one player's), and per player (index only)."""
-
-    bids: pl.DataFrame
-    plays: pl.DataFrame
-    player_bids: pl.DataFrame | None = None
-    player_plays: pl.DataFrame | None = None
-    coverage: pl.DataFrame | None = None
-
-
-def _spans(sizes: Sequence[int]) -> str:
-    """``1–3, 5`` for the hand sizes 1, 2, 3, 5."""
-    out: list[str] = []
-    for v in sorted(set(sizes)):
-        if out and out[-1].split("–")[-1] == str(v - 1):
-            out[-1] = f"{out[-1].split('–')[0]}–{v}"
-        else:
-            out.append(str(v))
-    return ", ".join(out)
-
-
-def coverage_note(coverage: pl.DataFrame | None) -> list[Note]:
-    """Which hand sizes were analysed, and the deals of each size that were not."""
-    if coverage is None or coverage.height == 0:
-        return []
-    rows = [r for r in coverage.iter_rows(named=True) if r["hand_size"] is not None]
-    done = [int(r["hand_size"]) for r in rows if r["analysed"]]
-    missing = [r for r in rows if r["analysed"] < r["deals"]]
-    text = f"Hand sizes analysed: {_spans(done) or 'none'} cards."
-    if missing:
-        left = sum(int(r["deals"]) - int(r["analysed"]) for r in missing)
-        sizes = _spans([int(r["hand_size"]) for r in missing])
-        text += f" Deals of {sizes} cards not analysed: {left:,} (run backalley analyze to add them)."
-    return [note(text)]
-
-
-def _dd_coverage(m: Metrics, ruleset: str, options: str) -> pl.DataFrame:
-    cov = _variant(m.dd_coverage, ruleset, options)
-    return cov.group_by("hand_size").agg(pl.col("deals").sum(), pl.col("analysed").sum()) if cov.height else cov
-
-
-def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
-    """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
-    cov = _dd_coverage(m, "standard", "")
-    if player is None:
-        frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays), cov)
-    else:
-        frames = DDFrames(m.of("dd_bids", player), m.of("dd_plays", player), coverage=cov)
-    return _dd_tables(frames, linked, DD_BID_NOTE, field=dd_field(m.pop_dd_bids, m.pop_dd_plays))
-
-
-def _dd_tables(
-    f: DDFrames, linked: Mapping[str, str], text: str, level: int = 2, anchor: str = "", field: Field = Field()
-) -> list[Block]:
-    index = f.player_bids is not None
-    who = "all players" if index else "the player's side"
-    b: list[Block] = [Heading("Bid vs makeable (double dummy)", f"{anchor}bid-vs-makeable", level)]
-    b += [note(DD_MEANS), *coverage_note(f.coverage), note(text), Note(DD_BID_HOW, how=True)]
-    if index:
-        b.append(Note(LEGEND, how=True))
-    rows = ([_size(r["hand_size"]), *dd_bid_cells(r)] for r in f.bids.iter_rows(named=True))
-    b.append(table(["hand size", *DD_BID_HEADERS], rows, caption=f"By hand size, {who}", folded=True))
-    if f.player_bids is not None:
-        rows = (
-            [player_link(r["player"], False, linked), *dd_bid_cells(r, field)]
-            for r in f.player_bids.iter_rows(named=True)
-        )
-        b.append(table(["player", *DD_BID_HEADERS], rows, caption="Per player (the player's side), all hand sizes"))
-    b.append(Heading("Play accuracy (double dummy)", f"{anchor}play-accuracy", level))
-    b += [note(DD_PLAY_NOTE), Note(DD_PLAY_HOW, how=True)]
-    rows = ([_size(r["hand_size"]), *dd_play_cells(r)] for r in f.plays.iter_rows(named=True))
-    b.append(
-        table(
-            ["hand size", *DD_PLAY_HEADERS],
-            rows,
-            caption="By hand size" + (", all players" if index else ""),
-            folded=True,
-        )
-    )
-    if f.player_plays is not None:
-        rows = (
-            [player_link(r["player"], False, linked), *dd_play_cells(r, field)]
-            for r in f.player_plays.sort(["lost_per_deal", "player"]).iter_rows(named=True)
-        )
-        b.append(
-            table(["player", *DD_PLAY_HEADERS], rows, caption="Per player, all hand sizes, fewest tricks lost first")
-        )
-    return b
-
-
-DD_RULESET_NOTE = (
-    "Deals of this ruleset. A side's numeric contract minus the tricks its cards could take double dummy"
-    " (without partnerships, the player's own contract against the seat's own value, the other three playing"
-    " against it): above 0 it bid more than its cards could take, below 0 less."
-    " Board claims: makeable when the side's double-dummy value is the whole hand."
-)
-
-
-def ruleset_dd_sections(
-    m: Metrics, ruleset: str, options: str, linked: Mapping[str, str], player: str | None = None
-) -> list[Block]:
-    """A ruleset's (with its options) bid vs makeable and play accuracy; nothing when no deal of it is analysed."""
-    pop_bids = _variant(m.pop_ruleset_dd_bids, ruleset, options)
-    if pop_bids.height == 0:
-        return []
-    pop_plays = _variant(m.pop_ruleset_dd_plays, ruleset, options)
-    cov = _dd_coverage(m, ruleset, options)
-    if player is None:
-        frames = DDFrames(
-            pop_bids,
-            pop_plays,
-            _overall(_variant(m.ruleset_dd_bids, ruleset, options)),
-            _overall(_variant(m.ruleset_dd_plays, ruleset, options)),
-            cov,
-        )
-    else:
-        bids = _variant(m.of("ruleset_dd_bids", player), ruleset, options)
-        if bids.height == 0:
-            return []
-        frames = DDFrames(bids, _variant(m.of("ruleset_dd_plays", player), ruleset, options), coverage=cov)
-    anchor = ruleset_anchor(ruleset, options) + "-"
-    return _dd_tables(frames, linked, DD_RULESET_NOTE, 3, anchor, dd_field(pop_bids, pop_plays))

@@ -6,18 +6,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from backalley.reporting.html import (
+from backalley.reporting.cells import fmt_int, fmt_num, rate_text, ruleset_kind, ruleset_label
+from backalley.reporting.dd_sections import (
     DD_BID_HEADERS,
     DD_MEANS,
     DD_PLAY_HEADERS,
-    _dd_coverage,
     coverage_note,
-    fmt_int,
-    fmt_num,
+    dd_coverage,
     mean_text,
-    rate_text,
-    ruleset_kind,
-    ruleset_label,
 )
 from backalley.reporting.metrics import Metrics
 
@@ -206,7 +202,7 @@ def _double_dummy(m: Metrics, top: int) -> list[str]:
         "",
         md(DD_MEANS),
         "",
-        *[md(b.text) + "\n" for b in coverage_note(_dd_coverage(m, "standard", ""))],
+        *[md(b.text) + "\n" for b in coverage_note(dd_coverage(m, "standard", ""))],
         *_table(
             ["hand size", *DD_BID_HEADERS],
             ([size(r["hand_size"]), *_dd_bid_cells(r)] for r in m.pop_dd_bids.iter_rows(named=True)),
