@@ -184,7 +184,7 @@ def _dd_bid_cells(r: Mapping[str, Any]) -> list[str]:
 
 
 def _dd_play_cells(r: Mapping[str, Any]) -> list[str]:
-    lost = mean_text(r["lost_per_deal"], r["sd_lost"], r["deals"])
+    lost = mean_text(r["lost_per_deal"], r["sd_lost"], r["deals"], floor=0.0)
     return [fmt_int(r["deals"]), lost, fmt_int(r["plays"]), rate_text(r["free"], r["plays"])]
 
 
