@@ -172,14 +172,25 @@ class BabOnline(Ruleset):
 
     def bonus(self, dealt: Sequence[int], trump: int, n: int) -> tuple[int, ...]:
         """+10 a rainbow: a 4-card hand as dealt holding all four suits (a joker: the trump suit)."""
-        out = [0, 0]
         if n != RAINBOW_HAND:
             return (0, 0)
+        seats = []
         for seat in range(PLAYERS):
             hand = dealt[seat]
             suits = {CARD_SUIT[c] for c in range(LJ) if hand >> c & 1}
             if hand & JOKERS and trump < NO_TRUMP:
                 suits.add(trump)
             if len(suits) == 4:
-                out[seat & 1] += 10
+                seats.append(seat)
+        return self.rainbow_bonus(seats, n)
+
+    def rainbow_deal(self, n: int) -> bool:
+        return n == RAINBOW_HAND
+
+    def rainbow_bonus(self, seats: Sequence[int], n: int) -> tuple[int, ...]:
+        """+10 to a seat's side for each rainbow hand of the 4-card deal."""
+        out = [0, 0]
+        if n == RAINBOW_HAND:
+            for seat in seats:
+                out[self.side_of[seat]] += 10
         return (out[0], out[1])

@@ -384,6 +384,14 @@ class Ruleset:
         """Points every side earns from the hands as dealt, made or set (none in ``standard``)."""
         return (0,) * len(self.sides)
 
+    def rainbow_deal(self, n: int) -> bool:
+        """Whether a hand of a deal of ``n`` cards can earn the rainbow bonus (a score sheet says which did)."""
+        return False
+
+    def rainbow_bonus(self, seats: Sequence[int], n: int) -> tuple[int, ...]:
+        """Every side's bonus when the hands of ``seats`` are rainbows (a score sheet holds no cards)."""
+        return (0,) * len(self.sides)
+
     def deal_points(self, con: Contracts, won: Sequence[int], n: int, bonus: Sequence[int] = ()) -> tuple[int, ...]:
         """Every side's points for a played deal (``bonus``: :meth:`bonus`)."""
         # (Lists, not generators, inside tuple(): mypyc compiles a list comprehension inline.)
