@@ -540,7 +540,9 @@ def json_schema_v2() -> dict[str, Any]:
         defs[model]["allOf"] = _option_conditions(limit)
     for model, limit in (("StandardSheet", short), ("PereulokSheet", None)):
         defs[model]["allOf"] = _option_conditions(limit)
-    return {**head, **schema}
+    # One flat ``oneOf``: a record with every card (``sheet`` false or absent) or a sheet (``sheet`` true).
+    refs = [ref for branch in schema.pop("anyOf") for ref in branch["oneOf"]]
+    return {**head, "oneOf": refs, **schema}
 
 
 def _option_conditions(short_deck_limit: int | None) -> list[dict[str, Any]]:

@@ -455,3 +455,70 @@ def _sides(rec: dict[str, Any]) -> tuple[str, ...]:
     except RulesetError:
         rules = find_ruleset("standard", ())
     return tuple(rules.sides[rules.side_of[seat]] for seat in range(4))
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def sheet_csv(record: dict[str, Any]) -> str:
+    """A sheet record (:func:`sheet_record`'s shape) as CSV text: the header and four rows a dealing.
+
+    Every column is written; ``points`` comes from a deal's ``result``, ``rainbow`` from its
+    ``rainbows``, the game fields are repeated on every row.
+    """
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(COLUMNS)
+    sides = _sides(record)
+    players = record["players"]
+    game = [
+        record.get("ruleset", "standard"),
+        "+".join(record.get("options", ())),
+        record.get("played_at", ""),
+        record.get("event", ""),
+    ]
+    for deal in record["deals"]:
+        won = deal.get("tricks_won", {})
+        points = deal.get("result", {}).get("points", {})
+        for j, bid in enumerate(deal["bids"]):
+            seat = bid["seat"]
+            side = sides[SEATS.index(seat)]
+            cells = [
+                record["game_id"],
+                deal["number"],
+                deal["dealer"] if j == 0 else "",
+                seat,
+                players[seat],
+                bid["bid"],
+                won.get(seat, ""),
+                points.get(side, ""),
+                deal.get("trump", ""),
+                "yes" if seat in deal.get("rainbows", ()) else "",
+            ]
+            w.writerow([*cells, *game])
+    return out.getvalue()
+
+
+def template_csv(rules: Any, players: tuple[str, str, str, str] = ("", "", "", "")) -> str:
+    """A blank score sheet of ``rules`` as CSV: four rows for every deal of the schedule, in bidding
+    order for the first dealer N and no redeals (the dealer of deal 1 left empty, later dealers
+    filled in where the schedule alone says who deals)."""
+    import io
+
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(("game_id", "deal", "dealer", "seat", "player", "bid", "tricks", "points", "ruleset", "options"))
+    dealer = 0
+    known = True
+    for number in range(1, rules.scored_deals + 1):
+        if number > 1:
+            nxt = rules.next_dealer(dealer, False, (0,) * len(rules.sides))
+            known = known and nxt == rules.next_dealer(dealer, False, (1, *(0,) * (len(rules.sides) - 1)))
+            dealer = nxt
+        for j in range(4):
+            seat = (dealer + 1 + j) % 4
+            shown = SEATS[dealer] if j == 0 and number > 1 and known else ""
+            w.writerow(("", number, shown, SEATS[seat], players[seat], "", "", "", rules.name, "+".join(rules.options)))
+    return out.getvalue()

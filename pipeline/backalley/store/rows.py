@@ -337,8 +337,7 @@ def _build_item(item: Item, sha: str) -> Built:
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)
     if item.csv:
-        value, r = replay_sheet_csv(item.raw, item.line or 1)
-        return _build_value(value, r, sha)
+        return _build_value(*replay_sheet_csv(item.raw, item.line or 1), sha)
     rec = fast_decode_any(item.raw)
     if rec is not None:
         return build_game(rec, replay_checked(rec), sha)
