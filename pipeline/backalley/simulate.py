@@ -41,6 +41,7 @@ from backalley.cards import (
     mask_of,
 )
 from backalley.engine import DealState
+from backalley.records.sheets import is_csv, sheet_csv
 from backalley.replay import CODES, SHEET_TRUMP, replay
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
 from backalley.rules.base import FREE
@@ -1084,10 +1085,31 @@ def default_workers(games: int) -> int:
     return max(1, min(cpus, games // GAMES_PER_WORKER))
 
 
+#: The faults a score sheet can show (it holds no cards): what ``simulate --sheet`` injects.
+SHEET_FAULTS = (
+    "DEAL_NUMBER",
+    "DEALER",
+    "BID_ORDER",
+    "BID_RANGE",
+    "BORE_LEVEL",
+    "BID_LOW",
+    "BID_TWICE",
+    "RESULT_MISMATCH",
+    "FINAL_SCORE_MISMATCH",
+    "INCOMPLETE",
+)
+
+
 def _game_lines(
-    games: int, seed: int, players: int, faults: float, rules: Ruleset = STANDARD, workers: int = 1
+    games: int,
+    seed: int,
+    players: int,
+    faults: float,
+    rules: Ruleset = STANDARD,
+    workers: int = 1,
+    sheet: bool = False,
 ) -> Iterator[tuple[str, str | None]]:
-    """``(json line, injected code or None)`` for each game."""
+    """``(json line, injected code or None)`` for each game (``sheet``: each written as its score sheet)."""
     if players < 4:
         raise ValueError("a game needs at least 4 players in the pool")
     pool = player_pool(players)
@@ -1096,7 +1118,7 @@ def _game_lines(
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
-            codes = list(fault_codes(rules))
+            codes = [c for c in fault_codes(rules) if not sheet or c in SHEET_FAULTS]
             while codes and line is None:
                 c = codes.pop(frng.randrange(len(codes)))
                 if c == "JSON":
@@ -1107,7 +1129,8 @@ def _game_lines(
                         line = dumps(bad)
                 if line is not None:
                     code = c
-        yield (line if line is not None else dumps(rec)), code
+        line = line if line is not None else dumps(rec)
+        yield (dumps(as_sheet(orjson.loads(line))) if sheet else line), code
 
 
 def _id_tag(rules: Ruleset) -> str:
@@ -1133,19 +1156,26 @@ def write_games(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     rules: Ruleset = STANDARD,
+    sheet: bool = False,
 ) -> str:
     """Write the games of ``rules`` as JSON Lines to ``out``; returns a summary for the user.
 
     ``workers`` processes play the games (default: :func:`default_workers`); the
     bytes written are the same whatever their number.  ``progress(done)`` is
-    called after each game.
+    called after each game.  ``sheet``: each game as its score sheet (docs/sheets.md),
+    as CSV when ``out`` is named ``*.csv``.
     """
     injected = 0
     n = workers if workers is not None else default_workers(games)
+    as_csv = sheet and is_csv(out.name)
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, rules, n), 1):
-            fh.write(line)
-            fh.write("\n")
+        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, rules, n, sheet), 1):
+            if as_csv:
+                text = sheet_csv(orjson.loads(line))
+                fh.write(text if done == 1 else text.partition("\n")[2])
+            else:
+                fh.write(line)
+                fh.write("\n")
             injected += code is not None
             if progress is not None:
                 progress(done)

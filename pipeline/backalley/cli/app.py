@@ -313,6 +313,14 @@ def simulate(
     options: Annotated[
         str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
     ] = "",
+    sheet: Annotated[
+        bool,
+        typer.Option(
+            "--sheet",
+            help="Write each game as its score sheet (bids and each player's tricks, no cards); "
+            "as CSV when --out ends in .csv. Injected faults are then only those a sheet can show.",
+        ),
+    ] = False,
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines.
 
@@ -330,6 +338,8 @@ def simulate(
         raise fail(str(exc)) from None
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    if out_file.name.lower().endswith(".csv") and not sheet:
+        raise fail(f"--out {out_file}: a .csv file holds score sheets: add --sheet, or name a .jsonl file")
     try:
         protected(default_db()).check_file(out_file, "--out")
     except OutputError as exc:
@@ -351,6 +361,7 @@ def simulate(
                 workers=workers,
                 progress=progress,
                 rules=rules,
+                sheet=sheet,
             )
     except OSError as exc:
         raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
@@ -964,6 +975,72 @@ def raw(
         sys.stdout.buffer.flush()
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
+
+
+sheet_app = typer.Typer(
+    help="Score sheets for a table that plays on paper: a CSV to fill in, a page to print.", no_args_is_help=True
+)
+app.add_typer(sheet_app, name="sheet")
+SheetRuleset = Annotated[str, typer.Option("--ruleset", help="The ruleset (see `backalley rulesets`).")]
+SheetOptions = Annotated[str, typer.Option("--options", help="House options, comma-separated (e.g. short_deck).")]
+SheetPlayers = Annotated[
+    str, typer.Option("--players", help="The players at N, E, S and W, comma-separated (e.g. Ann,Bo,Cy,Di).")
+]
+
+
+def _sheet_setup(ruleset: str, options: str, players: str) -> tuple[Any, tuple[str, str, str, str]]:
+    """The ruleset and the four players of a `sheet` command; a clear error for either."""
+    from backalley.rules import RulesetError, find_ruleset
+
+    try:
+        rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
+    except RulesetError as exc:
+        raise fail(str(exc)) from None
+    names = [p.strip() for p in players.split(",")] if players else ["", "", "", ""]
+    if len(names) != 4:
+        raise fail(f"--players: {len(names)} names; give 4, for N, E, S and W, comma-separated")
+    if any(len(n) > 64 or not n.isprintable() for n in names):
+        raise fail("--players: a player id is at most 64 printable characters")
+    return rules, (names[0], names[1], names[2], names[3])
+
+
+@sheet_app.command("template")
+def sheet_template(ruleset: SheetRuleset = "standard", options: SheetOptions = "", players: SheetPlayers = "") -> None:
+    """Print a CSV score sheet to fill in: the header and the 4 rows of every deal of the schedule.
+
+    Rows are in bidding order for N dealing first (reorder a dealing's rows if another seat deals;
+    the dealer of deal 1 is left empty). Fill in game_id, bid, tricks and (optionally) points, then
+    `backalley validate FILE.csv` or `backalley ingest FILE.csv`.
+    """
+    from backalley.records.sheets import template_csv
+
+    rules, names = _sheet_setup(ruleset, options, players)
+    sys.stdout.write(template_csv(rules, names))
+
+
+@sheet_app.command("print")
+def sheet_print(
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("sheet.html"),
+    ruleset: SheetRuleset = "standard",
+    options: SheetOptions = "",
+    players: SheetPlayers = "",
+) -> None:
+    """Write a blank score sheet as one self-contained HTML page that prints on one A4 or Letter page."""
+    from backalley.reporting.printsheet import sheet_html
+    from backalley.store.database import default_db
+    from backalley.store.outputs import OutputError, protected
+
+    rules, names = _sheet_setup(ruleset, options, players)
+    if out.is_dir():
+        raise fail(f"--out {out}: is a folder; give the name of the file to write")
+    try:
+        protected(default_db()).check_file(out, "--out")
+        out.write_text(sheet_html(rules, names), encoding="utf-8")
+    except OutputError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"--out {out}: {exc.strerror or exc}") from None
+    note(f"wrote the score sheet of {rules.label()} to {out}")
 
 
 token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)

@@ -54,6 +54,10 @@ class BabOnline(Ruleset):
     summary: ClassVar[str] = (
         "the web game bab-online: 13 deals 12→1→13, bores ×2/×4/×8/×16, no joker swap, rainbow bonus"
     )
+    scoring: ClassVar[str] = (
+        "A team with contract C (multiplier m) that takes T ≥ C scores 10·C·m + (T − C), else −10·C·m; "
+        "a contract of 0 scores T. +10 for each rainbow on the 4-card deal. A redeal scores 0."
+    )
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         super().__init__(options)

@@ -137,6 +137,8 @@ class Ruleset:
     option_help: ClassVar[tuple[str, ...]] = ()
     #: One line about the ruleset.
     summary: ClassVar[str] = ""
+    #: How a deal is scored, in a sentence or two (the footnote of a printed score sheet).
+    scoring: ClassVar[str] = ""
     # How the reports and the store describe the ruleset's games (they ask these, never the name):
     #: ``"bids"`` (each player bids; boards by level) or ``"declarations"`` (an auction of rising
     #: declarations, one a team, with multipliers: ``pereulok``).
