@@ -20,7 +20,7 @@ from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.service import data
 from backalley.service.api import DealNumber, reader
 from backalley.service.auth import COOKIE
-from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
+from backalley.service.bodies import MULTIPART, check_encoding, file_records, form_file, media_type
 from backalley.service.problems import Problem, unauthorized
 from backalley.service.state import Service
 
@@ -95,7 +95,7 @@ async def upload(request: Request) -> HTMLResponse:
     name, content, fields = await form_file(request)
     if not await run_in_threadpool(svc.token_ok, fields.get("token", "").strip() or None):
         raise unauthorized("the API token is missing or not known to this service; nothing was stored")
-    items = records(content, name, not name.endswith(".json"))
+    items = file_records(content, name)
     result = await run_in_threadpool(svc.upload, items)
     return render("index.html", 413 if result["too_large"] else 200, result=result)
 

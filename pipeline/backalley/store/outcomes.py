@@ -267,6 +267,46 @@ def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -
 
 
 @dataclass(slots=True)
+class SheetLine:
+    """One dealing of a score sheet as written: each seat's call and tricks, each side's points and total."""
+
+    line: DealLine
+    calls: dict[str, BidLine]
+    #: Tricks each seat took (``None`` for a pass-out).
+    won: dict[str, int] | None
+    total: dict[str, int]
+
+
+def sheet_lines(cur: duckdb.DuckDBPyConnection, game: GameFigures) -> list[SheetLine] | None:
+    """The dealings of a stored score sheet (bids and tricks, no cards); ``None`` when the game is no sheet."""
+    gid = game.game_id
+    row = cur.execute("SELECT sheet FROM games WHERE game_id = ?", [gid]).fetchone()
+    if row is None or not row[0] or not game.sides:
+        return None
+    calls: dict[int, dict[str, BidLine]] = {}
+    for r in _rows(
+        cur,
+        "SELECT deal, position, seat, player, kind, value, board_level, multiplier, side, rainbow"
+        " FROM bids WHERE game_id = ? ORDER BY deal, position",
+        [gid],
+    ):
+        deal = r.pop("deal")
+        calls.setdefault(deal, {})[r["seat"]] = BidLine(**r)
+    won = {
+        deal: dict(zip(SEATS, seats, strict=True))
+        for deal, *seats in cur.execute("SELECT deal, won_n, won_e, won_s, won_w FROM deals WHERE game_id = ?", [gid])
+        .fetchall()
+    }
+    total = dict.fromkeys(game.sides, 0)
+    out = []
+    for d in game.deals:
+        for side in d.sides:
+            total[side.side] += side.points or 0
+        out.append(SheetLine(d, calls.get(d.deal, {}), None if d.pass_out else won.get(d.deal), dict(total)))
+    return out
+
+
+@dataclass(slots=True)
 class DoubleDummy:
     """A dealing's row of ``dd_deals``, its sides' values (``dd_deal_sides``) and its plays' costs (``dd_plays``)."""
 
