@@ -1130,7 +1130,14 @@ def _game_lines(
                 if line is not None:
                     code = c
         line = line if line is not None else dumps(rec)
-        yield (dumps(as_sheet(orjson.loads(line))) if sheet else line), code
+        yield (_sheet_line(line) if sheet else line), code
+
+
+def _sheet_line(line: str) -> str:
+    """A game's line written as its score sheet, its id marked as a sheet's (``sim-sheet-…``)."""
+    sheet = as_sheet(orjson.loads(line))
+    sheet["game_id"] = "sim-sheet-" + sheet["game_id"].removeprefix("sim-")
+    return dumps(sheet)
 
 
 def _id_tag(rules: Ruleset) -> str:
@@ -1311,6 +1318,42 @@ def write_ruleset_samples(folder: Path, seed: int = 2026) -> list[tuple[str, lis
     return made
 
 
+def sheet_samples(seed: int, prefix: str, rules: Ruleset = STANDARD) -> list[tuple[str | None, Record]]:
+    """``(injected code or None, sheet)``: 2 valid games of ``rules`` written as score sheets, then one
+    sheet per code of :data:`SHEET_FAULTS` the ruleset has; the game ids start with ``prefix``."""
+    pool = player_pool(12)
+    seeds = random.Random(seed)
+    frng = random.Random(f"sheet-faults:{seed}")
+
+    def played(i: int) -> Record:
+        return make_record(f"{prefix}{seed}-{i:03d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules)
+
+    out: list[tuple[str | None, Record]] = [(None, as_sheet(played(i))) for i in range(2)]
+    for code in (c for c in fault_codes(rules) if c in SHEET_FAULTS):
+        for _ in range(50):
+            bad = inject_fault(played(len(out)), code, frng, rules)
+            if bad is not None:
+                out.append((code, as_sheet(bad)))
+                break
+    return out
+
+
+#: What a CSV sheet cannot hold: a final score, or a seat's second call in a dealing.
+NOT_IN_CSV = ("FINAL_SCORE_MISMATCH", "BID_TWICE")
+
+
+def write_sheet_samples(folder: Path, seed: int = 2026) -> tuple[list[str | None], list[str | None]]:
+    """``sheets/``: score sheets of standard games as JSON Lines and of bab-online games as CSV;
+    returns each file's injected codes in order (``None``: a valid game)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    as_json = sheet_samples(seed, "sheet-")
+    (folder / "sheets.jsonl").write_text("".join(dumps(r) + "\n" for _, r in as_json), encoding="utf-8", newline="\n")
+    as_csv = [(c, r) for c, r in sheet_samples(seed, "table-", find_ruleset("bab-online")) if c not in NOT_IN_CSV]
+    text = "".join(sheet_csv(r) if k == 0 else sheet_csv(r).partition("\n")[2] for k, (_, r) in enumerate(as_csv))
+    (folder / "table.csv").write_text(text, encoding="utf-8", newline="\n")
+    return [c for c, _ in as_json], [c for c, _ in as_csv]
+
+
 def write_samples(folder: Path, seed: int = 2026) -> None:
     """Write the committed sample data of ``data/sample/`` (see its README.md)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -1335,8 +1378,21 @@ def write_samples(folder: Path, seed: int = 2026) -> None:
         + " |"
         for label, codes in made
     )
-    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows, ruleset_rows=ruleset_rows)
+    json_codes, csv_codes = write_sheet_samples(folder / "sheets", seed)
+    readme = _README.format(
+        seed=seed,
+        fault_seed=seed + 1,
+        rows=rows,
+        bad_rows=bad_rows,
+        ruleset_rows=ruleset_rows,
+        json_sheets=_code_list(json_codes),
+        csv_sheets=_code_list(csv_codes),
+    )
     (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
+
+
+def _code_list(codes: list[str | None]) -> str:
+    return ", ".join(f"{k} {'valid' if c is None else f'`{c}`'}" for k, c in enumerate(codes, 1))
 
 
 _README = """# Sample data
@@ -1383,6 +1439,18 @@ violations), each under its ruleset and options.
 | ruleset | files and faulty lines |
 |---|---|
 {ruleset_rows}
+
+## `sheets/`
+
+Score sheets (docs/sheets.md): games kept as bids and each player's tricks,
+without cards, as a table that plays on paper keeps them. Each was written
+from a game played by the bots (`simulate --sheet`), its tricks counted from
+the cards; a faulty one had one fault injected into the game first.
+
+| file | games, in order |
+|---|---|
+| `sheets.jsonl` | `standard`, one sheet record a line: {json_sheets} |
+| `table.csv` | `bab-online`, one row per player and dealing, games one after the other: {csv_sheets} |
 """
 
 

@@ -294,8 +294,9 @@ def sheet_lines(cur: duckdb.DuckDBPyConnection, game: GameFigures) -> list[Sheet
         calls.setdefault(deal, {})[r["seat"]] = BidLine(**r)
     won = {
         deal: dict(zip(SEATS, seats, strict=True))
-        for deal, *seats in cur.execute("SELECT deal, won_n, won_e, won_s, won_w FROM deals WHERE game_id = ?", [gid])
-        .fetchall()
+        for deal, *seats in cur.execute(
+            "SELECT deal, won_n, won_e, won_s, won_w FROM deals WHERE game_id = ?", [gid]
+        ).fetchall()
     }
     total = dict.fromkeys(game.sides, 0)
     out = []
