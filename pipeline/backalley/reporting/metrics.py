@@ -231,6 +231,21 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _sheet_counts(con: duckdb.DuckDBPyConnection, stored: bool) -> dict[str, int]:
+    """Score sheets among the games in the figures: of plain standard (``sheet_games``) and of every
+    ruleset (``all_sheet_games``), and the standard ones with a deal that does not say its trump
+    (``sheets_no_trump``): what the figures that need cards leave out (docs/metrics.md)."""
+    if not stored:
+        return {"sheet_games": 0, "all_sheet_games": 0, "sheets_no_trump": 0}
+    row = con.sql("""
+        WITH s AS (SELECT game_id FROM games WHERE sheet)
+        SELECT (SELECT count(DISTINCT game_id) FROM pd WHERE game_id IN (SELECT game_id FROM s)),
+               (SELECT count(DISTINCT game_id) FROM pda WHERE game_id IN (SELECT game_id FROM s)),
+               (SELECT count(DISTINCT game_id) FROM pd WHERE no_trump IS NULL AND game_id IN (SELECT game_id FROM s))
+    """).fetchall()[0]
+    return {"sheet_games": int(row[0]), "all_sheet_games": int(row[1]), "sheets_no_trump": int(row[2])}
+
+
 def _columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
     return {str(r[0]) for r in con.execute(f"DESCRIBE {name}").fetchall()}
 
@@ -323,18 +338,19 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         ORDER BY points_per_deal DESC, player
     """)
 
-    def bids_by(dim: str, key: str) -> pl.DataFrame:
+    def bids_by(dim: str, key: str, known: str = "true") -> pl.DataFrame:
         return q(f"""
             SELECT player, {dim} AS {key}, count(*)::BIGINT AS n,
                    count(*) FILTER (WHERE tricks_won = bid_value)::BIGINT AS exact,
                    avg(abs(tricks_won - bid_value)) AS mean_abs_error,
                    avg(tricks_won - bid_value) AS mean_signed_error
-            FROM pd WHERE bid_kind IN ('pass', 'number')
+            FROM pd WHERE bid_kind IN ('pass', 'number') AND {known}
             GROUP BY ALL ORDER BY player, {key}
         """)
 
     bids_by_hand = bids_by("hand_size", "hand_size")
-    bids_by_trump = bids_by("CASE WHEN no_trump THEN 'no trump' ELSE 'trump' END", "trump")
+    # (a score sheet that does not say the trump has no_trump NULL: left out of this one breakdown)
+    bids_by_trump = bids_by("CASE WHEN no_trump THEN 'no trump' ELSE 'trump' END", "trump", "no_trump IS NOT NULL")
     bids_by_position = bids_by("bid_position", "position")
 
     bid_errors = q("""
@@ -459,6 +475,7 @@ def compute(con: duckdb.DuckDBPyConnection, event: str | None = None, ruleset: s
         "rejected": rejected,
         "boards_claimed": int(row[7]),
         "boards_made": int(row[8]),
+        **_sheet_counts(con, "sheet" in have_g),
     }
     per_ruleset = _ruleset_figures(q)
     dd = _dd_figures(con, q)
