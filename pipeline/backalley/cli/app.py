@@ -183,8 +183,8 @@ def record_limit(text: str | None) -> int:
 Paths = Annotated[
     list[str],
     typer.Argument(
-        help="Files (.json: one record; .jsonl: one per line), folders (searched recursively for *.json and "
-        "*.jsonl, any case) or - (standard input, one record per line).",
+        help="Files (.json: one record; .jsonl: one per line; .csv: score sheets, a game per run of rows), folders "
+        "(searched recursively for *.json, *.jsonl and *.csv, any case) or - (standard input, one record per line).",
         show_default=False,
     ),
 ]
@@ -237,7 +237,7 @@ def validate(
         except WorkerDied as exc:
             raise fail(f"{exc}; {UNCHECKED}") from None
     if summary.records == 0:
-        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
+        raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file, or only blank lines)")
     if not json_out:
         out.print()
         out.print(
@@ -517,7 +517,7 @@ def ingest(
     except SourceError as exc:
         raise fail(str(exc)) from None
     if not files:
-        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+        raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
     report_problems(files)
     db_path = db if db is not None else default_db()
     n_workers = worker_count(workers if workers is not None else default_workers(), files)
@@ -575,7 +575,7 @@ def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_rec
         check_cluster(cluster)
         files = expand(paths)
         if not files:
-            raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+            raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
         report_problems(files)
         with connect(cluster) as client:
             run = run_on(paths, lake, client, max_record_bytes=max_record_bytes).summary
