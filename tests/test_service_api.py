@@ -65,7 +65,7 @@ def test_validate_one_json_record(client: TestClient) -> None:
     assert len(reports) == 1
     rep = reports[0]
     assert rep["game_id"] == "v1" and rep["valid"] and not rep["complete"] and rep["line"] is None
-    assert set(rep) == {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}
+    assert set(rep) == {"source", "line", "game_id", "valid", "complete", "sheet", "violations", "deals", "final_score"}
     assert counts(client) == (0, 0)
 
 
