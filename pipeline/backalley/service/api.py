@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote, urlencode
 
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
 
 from backalley.records.sources import dumps
 from backalley.replay import TOO_MANY
-from backalley.service import data
+from backalley.rules import RULESETS
+from backalley.service import data, listing
 from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
@@ -190,6 +192,105 @@ def job(job_id: str, svc: Service = Depends(writer)) -> Response:
 def _json(found: Any) -> Response:
     """A JSON answer written by orjson (FastAPI's own encoder walks every value in Python first)."""
     return Response(dumps(found), media_type="application/json")
+
+
+def list_problem(exc: listing.ListError) -> Problem:
+    return Problem(400, str(exc))
+
+
+def game_filters(request: Request) -> listing.GameFilters:
+    """The index's filters of a request (400 naming the bad one)."""
+    wanted = ("player", "partner", "event", "ruleset", "status", "since", "until")
+    try:
+        return listing.GameFilters.parse({k: request.query_params.get(k) for k in wanted}, tuple(RULESETS))
+    except listing.ListError as exc:
+        raise list_problem(exc) from None
+
+
+def games_list(
+    svc: Service, filters: listing.GameFilters, sort: str | None, order: str | None, limit: int, after: str | None
+) -> tuple[listing.Page, str, str]:
+    """A page of the games index (400 for a bad sort or cursor), its sort and order."""
+    try:
+        key, direction = listing.read_sort(sort, order)
+        with svc.reader() as cur:
+            return listing.games_page(cur, svc.cursors, filters, key, direction, limit, after), key, direction
+    except listing.ListError as exc:
+        raise list_problem(exc) from None
+
+
+def next_link(path: str, query: dict[str, str], cursor: str | None) -> str | None:
+    return None if cursor is None else f"{path}?{urlencode({**query, 'after': cursor})}"
+
+
+_LIST_LIMIT = Query(
+    listing.DEFAULT_LIMIT, ge=1, le=listing.MAX_LIMIT, description=f"Rows of the page (1 to {listing.MAX_LIMIT})."
+)
+_AFTER = Query(
+    None,
+    max_length=listing.MAX_CURSOR_CHARS,
+    description="The cursor of the page before, as its `next` link gives it (a cursor this service did not issue,"
+    " or one of other filters, is refused: 400).",
+)
+
+
+@router.get(
+    "/games",
+    summary="The stored games, newest first: filtered, sorted, a page at a time",
+    description='Keyset pagination: follow `next` (also a `Link: <…>; rel="next"` header) until it is null.'
+    " Each game has its `href`. A bad filter, sort, limit or cursor is answered 400 (a problem document).",
+    response_class=Response,
+    responses={**_OBJECT, 400: {"description": "A bad filter, sort, limit or cursor", **_PROBLEM}},
+)
+def games_index(
+    request: Request,
+    player: str | None = Query(None, description="Games this player played (any seat)."),
+    partner: str | None = Query(None, description="With `player`: the games where these two sat as partners."),
+    event: str | None = Query(None, description="Games of this event."),
+    ruleset: str | None = Query(None, description=f"Games of this ruleset ({', '.join(RULESETS)})."),
+    status: str | None = Query(None, description=f"Games of this status ({', '.join(listing.STATUSES)})."),
+    since: str | None = Query(None, description="Played at or after this date (YYYY-MM-DD) or ISO 8601 time."),
+    until: str | None = Query(None, description="Played before the end of this date, or before this time."),
+    sort: str | None = Query(None, description=f"Sort by: {', '.join(listing.SORTS)} (default played_at)."),
+    order: str | None = Query(None, description="desc or asc (default: desc for dates and deals, else asc)."),
+    limit: int = _LIST_LIMIT,
+    after: str | None = _AFTER,
+    svc: Service = Depends(reader),
+) -> Response:
+    filters = game_filters(request)
+    page, key, direction = games_list(svc, filters, sort, order, limit, after)
+    query = {**filters.query(), "sort": key, "order": direction, "limit": str(limit)}
+    link = next_link("/api/v1/games", query, page.next)
+    for g in page.rows:
+        g["href"] = f"/api/v1/games/{quote(g['game_id'], safe='')}"
+    body = {"games": page.rows, "count": len(page.rows), "next": link}
+    return Response(dumps(body), media_type="application/json", headers=_link_header(link))
+
+
+def _link_header(link: str | None) -> dict[str, str]:
+    return {} if link is None else {"Link": f'<{link}>; rel="next"'}
+
+
+@router.get(
+    "/players",
+    summary="The players of the stored games by name, with their number of games, a page at a time",
+    description="Keyset pagination as `/games`: follow `next` until it is null. Each player has the `href` of"
+    " their figures and `games_href`, their games in the index.",
+    response_class=Response,
+    responses={**_OBJECT, 400: {"description": "A bad limit or cursor", **_PROBLEM}},
+)
+def players_index(limit: int = _LIST_LIMIT, after: str | None = _AFTER, svc: Service = Depends(reader)) -> Response:
+    try:
+        with svc.reader() as cur:
+            page = listing.players_page(cur, svc.cursors, limit, after)
+    except listing.ListError as exc:
+        raise list_problem(exc) from None
+    for p in page.rows:
+        name = quote(p["player"], safe="")
+        p["href"], p["games_href"] = f"/api/v1/players/{name}", f"/api/v1/games?player={name}"
+    link = next_link("/api/v1/players", {"limit": str(limit)}, page.next)
+    body = {"players": page.rows, "count": len(page.rows), "next": link}
+    return Response(dumps(body), media_type="application/json", headers=_link_header(link))
 
 
 @router.get(

@@ -84,7 +84,8 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
         return answer(
-            request, Problem(400 if where.startswith("body") else 404, f"{where}: {first.get('msg', 'invalid')}")
+            request,
+            Problem(400 if where.startswith(("body", "query")) else 404, f"{where}: {first.get('msg', 'invalid')}"),
         )
 
     @app.exception_handler(ClientDisconnect)

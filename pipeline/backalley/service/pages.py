@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -17,8 +17,9 @@ from markupsafe import Markup
 
 from backalley.reporting.html import index_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
-from backalley.service import data
-from backalley.service.api import DealNumber, reader
+from backalley.rules import RULESETS
+from backalley.service import data, listing
+from backalley.service.api import DealNumber, game_filters, games_list, list_problem, next_link, reader
 from backalley.service.auth import COOKIE
 from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
 from backalley.service.problems import Problem, unauthorized
@@ -134,6 +135,41 @@ def logout() -> Response:
     return response
 
 
+def _limit(request: Request) -> int:
+    try:
+        return listing.read_limit(request.query_params.get("limit"))
+    except listing.ListError as exc:
+        raise list_problem(exc) from None
+
+
+@router.get("/games", response_class=HTMLResponse)
+def games(request: Request) -> HTMLResponse:
+    """The games index: a filter form, the table (its column heads sort it) and the next page's link."""
+    svc = reader(request)
+    filters, limit, q = game_filters(request), _limit(request), request.query_params
+    page, sort, order = games_list(svc, filters, q.get("sort"), q.get("order"), limit, q.get("after"))
+    query = {**filters.query(), "sort": sort, "order": order, "limit": str(limit)}
+    raw = {k: v for k, v in q.items() if k in ("player", "partner", "event", "ruleset", "status", "since", "until")}
+    flip = {"desc": "asc", "asc": "desc"}
+    links = {
+        col: "/games?" + urlencode({**raw, "sort": col, "order": flip[order] if col == sort else ""})
+        for col in listing.SORTS
+    }
+    api = "/api/v1/games?" + urlencode({**query, **({"after": q["after"]} if q.get("after") else {})})
+    return render(
+        "games.html",
+        games=page.rows,
+        next=next_link("/games", query, page.next),
+        sort_links=links,
+        sort=sort,
+        order=order,
+        q=raw,
+        rulesets=list(RULESETS),
+        statuses=listing.STATUSES,
+        api=api,
+    )
+
+
 @router.get("/games/{game_id}", response_class=HTMLResponse)
 def game(game_id: str, request: Request) -> HTMLResponse:
     svc = reader(request)
@@ -237,7 +273,25 @@ def player(player_id: str, request: Request) -> HTMLResponse:
         name = _player_named(m, player_id)
     if name is None:
         raise Problem(404, f"no player {player_id!r} in the stored games{_as_of(svc)}")
-    return _report_page(REPORT_PAGES.get(m, name))
+    return _report_page(with_games(REPORT_PAGES.get(m, name), player_games(svc, name)))
+
+
+def player_games(svc: Service, name: str) -> str:
+    """The section of a player's page listing their partners and latest games (the index's first page)."""
+    filters = listing.GameFilters(player=name)
+    with svc.reader() as cur:
+        page = listing.games_page(cur, svc.cursors, filters, limit=listing.DEFAULT_LIMIT)
+        found = listing.partners(cur, name)
+    query = {**filters.query(), "sort": "played_at", "order": "desc", "limit": str(listing.DEFAULT_LIMIT)}
+    return TEMPLATES.get_template("player_games.html").render(
+        player=name, partners=found, games=page.rows, next=next_link("/games", query, page.next), sort_links=None
+    )
+
+
+def with_games(report: str, section: str) -> str:
+    """A report's player page with the section of their games before its footer."""
+    at = report.rfind("<footer>")
+    return report if at < 0 else report[:at] + section + report[at:]
 
 
 def _player_named(m: Metrics, player_id: str) -> str | None:

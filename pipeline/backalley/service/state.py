@@ -33,6 +33,7 @@ from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
 from backalley.service.fresh import pack_page, unpack_page, zone
+from backalley.service.listing import Cursors
 from backalley.service.problems import Problem
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
@@ -139,6 +140,8 @@ class Service:
         self.games = RecordCache(self.settings.record_cache // 2, pack_page, unpack_page)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
+        #: The index's cursors are signed with a key of this run (a cursor of an earlier run is refused).
+        self.cursors = Cursors()
         #: Games this service stored: their source, line and time of ingest (as the pages show it), newest last.
         self._fresh: OrderedDict[str, tuple[str, int | None, str]] = OrderedDict()
         self._fresh_lock = threading.Lock()

@@ -1,0 +1,127 @@
+"""The club's site in a real browser: the games index (filters, sort, pages), a player's games, the menu.
+
+``backalley serve`` runs as its own process; headless Chromium is driven over the
+DevTools protocol (skipped without Chromium, except under CI=true).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from backalley.store.ingest import ingest
+from tests.helpers import Browser, problems, require_chromium, screenshots_dir, served
+from tests.service_games import faulty, ndjson, record
+
+pytestmark = pytest.mark.browser
+
+GAMES = 7
+
+
+def recs() -> list[dict[str, Any]]:
+    out = [record(f"b{i}", seed=i + 3) for i in range(GAMES)]
+    out[1] = faulty(out[1])
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[dict[str, Any]], Path]]:
+    folder = tmp_path_factory.mktemp("site")
+    games = folder / "games.jsonl"
+    games.write_bytes(ndjson(*recs()))
+    db = folder / "site.duckdb"
+    ingest([str(games)], db)
+    with served(db) as base:
+        yield base, recs(), db
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    b = Browser(require_chromium(), tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def js(b: Browser, expression: str) -> Any:
+    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+    if "exceptionDetails" in r:
+        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
+    return r["result"].get("value")
+
+
+def follow(b: Browser, expression: str) -> None:
+    """Run ``expression`` (a click or a submit) and wait for the next page to load."""
+    b.events.clear()
+    js(b, expression)
+    b.wait_for("Page.loadEventFired")
+    time.sleep(0.2)
+    js(b, "1")
+    assert not problems(b.events) or all(base_only(p) for p in problems(b.events)), problems(b.events)
+
+
+def base_only(problem: str) -> bool:
+    return problem.startswith("request to another host: http://127.0.0.1:")
+
+
+def shown_games(b: Browser) -> list[str]:
+    return list(js(b, "[...document.querySelectorAll('a.game')].map(a => a.textContent)"))
+
+
+def newest_first(found: list[dict[str, Any]]) -> list[str]:
+    return [r["game_id"] for r in sorted(found, key=lambda r: (r["played_at"], r["game_id"]), reverse=True)]
+
+
+def test_browse_filter_sort_and_page_through_the_games(site: Any, browser: Browser) -> None:
+    base, found, _ = site
+    seen = browser.open(base + "/games?limit=3")
+    assert all(base_only(p) for p in seen), seen
+    assert shown_games(browser) == newest_first(found)[:3]
+    browser.screenshot(screenshots_dir() / "service_games_index.png", 1100)
+    follow(browser, "document.querySelector('a[rel=next]').click()")
+    assert shown_games(browser) == newest_first(found)[3:6]
+    follow(browser, "document.querySelector('a[rel=next]').click()")
+    assert shown_games(browser) == newest_first(found)[6:]
+    assert js(browser, "document.querySelector('a[rel=next]')") is None
+    # sort by game: its column head
+    follow(browser, "[...document.querySelectorAll('a.sort')].find(a => a.textContent.startsWith('game')).click()")
+    assert shown_games(browser) == sorted(r["game_id"] for r in found)[:50]
+    # filter by status through the form, as a person would
+    js(browser, "document.querySelector('select[name=status]').value = 'invalid'")
+    follow(browser, "document.querySelector('form.filters button').click()")
+    assert shown_games(browser) == ["b1"]
+    # a row leads to its game
+    follow(browser, "document.querySelector('a.game').click()")
+    assert js(browser, "location.pathname") == "/games/b1"
+
+
+def test_a_players_games_and_partners_from_their_page(site: Any, browser: Browser) -> None:
+    base, found, _ = site
+    player = found[0]["players"]["N"]
+    browser.open(base + "/games")
+    follow(browser, f"[...document.querySelectorAll('a')].find(a => a.textContent === {player!r}).click()")
+    deadline = time.monotonic() + 60
+    while js(browser, "document.title").startswith("404"):  # the figures are computed at start, in the background
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+        follow(browser, "location.reload()")
+    theirs = newest_first([r for r in found if player in r["players"].values()])
+    assert shown_games(browser) == theirs
+    partner = found[0]["players"]["S"]
+    follow(
+        browser,
+        f"[...document.querySelectorAll('table.partners a')].find(a => a.href.includes('partner=')"
+        f" && a.closest('tr').textContent.includes({partner!r})).click()",
+    )
+    together = [
+        r
+        for r in found
+        if {r["players"]["N"], r["players"]["S"]} == {player, partner}
+        or {r["players"]["E"], r["players"]["W"]} == {player, partner}
+    ]
+    assert shown_games(browser) == newest_first(together)
