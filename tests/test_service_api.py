@@ -590,7 +590,7 @@ def test_player_pages_show_the_report_figures(db: Path, tmp_path: Path) -> None:
 
 def report_part(page: str) -> str:
     """A served report page without what the service adds to it: the site's menu, a player's games."""
-    page = re.sub(r'<nav class="site">.*?</nav>', "", page, count=1, flags=re.S)
+    page = re.sub(r'<nav class="site"[^>]*>.*?</nav>', "", page, count=1, flags=re.S)
     return re.sub(r'<h2 id="games">.*?(?=<footer>)', "", page, count=1, flags=re.S)
 
 

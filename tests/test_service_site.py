@@ -279,3 +279,33 @@ def test_the_database_is_unchanged_by_reading(site: Any) -> None:
     walk(client, "/api/v1/games?limit=1")
     client.get("/games?player=Ada")
     assert snapshot_counts(client) == before
+
+
+def menu_links(text: str) -> list[str]:
+    found = re.search(r'<nav class="site"[^>]*>(.*?)</nav>', text, flags=re.S)
+    assert found is not None, text[:500]
+    return re.findall(r'<a href="([^"]+)">', found.group(1))
+
+
+def test_every_page_has_the_same_menu_and_its_links_answer(site: Any) -> None:
+    client, recs, _ = site
+    player = quote(recs[0]["players"]["N"])
+    pages = ["/", "/games", "/games/g00", "/games/g00/deals/1", "/players", f"/players/{player}"]
+    pages += ["/metrics.html", "/login", "/games/nothing-here"]
+    menus = {page: menu_links(client.get(page).text) for page in pages}
+    first = menus["/"]
+    assert all(m == first for m in menus.values()), menus
+    assert {"/games", "/players", "/", "/metrics.html"} <= set(first)
+    for href in first:
+        assert client.get(href).status_code == 200, href
+
+
+def test_the_definitions_page_is_where_the_reports_pages_link(site: Any) -> None:
+    client, recs, _ = site
+    index = client.get("/players").text
+    link = re.search(r'Definitions: <a href="([^"]+)">', index)
+    assert link is not None and link.group(1) == "metrics.html"  # relative to /players: /metrics.html
+    player = client.get(f"/players/{quote(recs[0]['players']['N'])}").text
+    assert re.search(r'Definitions: <a href="\.\./metrics\.html">', player)  # from /players/x: /metrics.html
+    r = client.get("/metrics.html")
+    assert r.status_code == 200 and "<h1>Report metrics</h1>" in r.text and "<h2>" in r.text

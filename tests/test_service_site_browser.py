@@ -125,3 +125,15 @@ def test_a_players_games_and_partners_from_their_page(site: Any, browser: Browse
         or {r["players"]["E"], r["players"]["W"]} == {player, partner}
     ]
     assert shown_games(browser) == newest_first(together)
+
+
+def test_the_menu_leads_to_every_part_of_the_site(site: Any, browser: Browser) -> None:
+    base, _, _ = site
+    browser.open(base + "/games")
+    labels = js(browser, "[...document.querySelectorAll('nav.site a')].map(a => a.textContent)")
+    assert labels[:2] == ["Games", "Players"] and "Definitions" in labels
+    follow(browser, "[...document.querySelectorAll('nav.site a')].find(a => a.textContent === 'Definitions').click()")
+    assert js(browser, "document.querySelector('h1').textContent") == "Report metrics"
+    assert js(browser, "[...document.querySelectorAll('nav.site a')].map(a => a.textContent)") == labels
+    follow(browser, "[...document.querySelectorAll('nav.site a')].find(a => a.textContent === 'Games').click()")
+    assert js(browser, "location.pathname") == "/games"

@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from backalley.reporting.html import index_page, page_files, player_page
+from backalley.reporting.html import index_page, metrics_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.rules import RULESETS
 from backalley.service import data, listing
@@ -57,7 +57,29 @@ def cardspan(card: Any, fault: str | None = None) -> Markup:
     )
 
 
+#: The site's menu, the same on every page: the service's own (base.html) and the report's pages it serves.
+SITE_MENU = (
+    ("/games", "Games"),
+    ("/players", "Players"),
+    ("/", "Upload"),
+    ("/metrics.html", "Definitions"),
+    ("/api/v1/openapi.json", "API"),
+)
+SITE_NAV = Markup(
+    '<nav class="site" style="display:flex;flex-wrap:wrap;gap:4px 12px;font-size:.9rem;margin-top:4px">'
+    + "".join(f'<a href="{href}">{label}</a>' for href, label in SITE_MENU)
+    + "</nav>"
+)
+
+
+def with_menu(page: str) -> str:
+    """A page of the report with the site's menu under its title."""
+    at = page.find("</h1>")
+    return page if at < 0 else page[: at + 5] + str(SITE_NAV) + page[at + 5 :]
+
+
 TEMPLATES.filters["u"] = lambda v: quote(str(v), safe="")
+TEMPLATES.globals["site_nav"] = SITE_NAV
 TEMPLATES.filters["card"] = data.card_text
 TEMPLATES.filters["color"] = data.card_color
 TEMPLATES.globals["contract"] = contract
@@ -200,7 +222,13 @@ def deal(game_id: str, n: DealNumber, request: Request) -> HTMLResponse:
 
 
 def _report_page(text: str) -> HTMLResponse:
-    return HTMLResponse(text, headers={"Content-Security-Policy": csp()})
+    return HTMLResponse(with_menu(text), headers={"Content-Security-Policy": csp()})
+
+
+@router.get("/metrics.html", response_class=HTMLResponse)
+def definitions() -> HTMLResponse:
+    """How every figure is defined (``backalley report``'s metrics.html, where the report's pages link)."""
+    return _report_page(METRICS_PAGE)
 
 
 class _ReportPages:
@@ -248,6 +276,8 @@ def _render(m: Metrics, player: str | None) -> str:
 
 
 REPORT_PAGES = _ReportPages()
+#: The definitions page: the package's docs/metrics.md, rendered once.
+METRICS_PAGE = metrics_page()
 
 
 @router.get("/players", response_class=HTMLResponse)
