@@ -137,3 +137,54 @@ def test_the_menu_leads_to_every_part_of_the_site(site: Any, browser: Browser) -
     assert js(browser, "[...document.querySelectorAll('nav.site a')].map(a => a.textContent)") == labels
     follow(browser, "[...document.querySelectorAll('nav.site a')].find(a => a.textContent === 'Games').click()")
     assert js(browser, "location.pathname") == "/games"
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One simulated game, its deals of up to 6 cards analysed double-dummy."""
+    from typer.testing import CliRunner
+
+    from backalley.cli.app import app
+
+    runner = CliRunner()
+    folder = tmp_path_factory.mktemp("dd")
+    src, db = folder / "g.jsonl", folder / "g.duckdb"
+    assert runner.invoke(app, ["simulate", "-n", "1", "--seed", "5", "-w", "1", "-o", str(src)]).exit_code == 0
+    assert runner.invoke(app, ["ingest", str(src), "--db", str(db), "--workers", "1"]).exit_code == 0
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "6", "--workers", "1"]).exit_code == 0
+    return db
+
+
+def test_double_dummy_on_the_deal_page(analysed: Path, browser: Browser) -> None:
+    import duckdb
+
+    with duckdb.connect(str(analysed), read_only=True) as con:
+        game_id, deal, ns, ew = con.execute(
+            "SELECT game_id, deal, dd_ns, dd_ew FROM dd_deals d WHERE analysed ORDER BY (SELECT count(*) FROM"
+            " dd_plays p WHERE p.game_id = d.game_id AND p.deal = d.deal AND p.cost > 0) DESC, deal LIMIT 1"
+        ).fetchall()[0]
+        costs = con.execute(
+            "SELECT trick, position, cost FROM dd_plays WHERE game_id = ? AND deal = ? AND cost > 0 ORDER BY ALL",
+            [game_id, deal],
+        ).fetchall()
+        plain = con.execute(
+            "SELECT min(deal) FROM deals d WHERE NOT pass_out AND game_id = ? AND deal NOT IN"
+            " (SELECT deal FROM dd_deals WHERE game_id = ?)",
+            [game_id, game_id],
+        ).fetchall()[0][0]
+    with served(analysed) as base:
+        browser.open(f"{base}/games/{game_id}")
+        assert js(browser, "[...document.querySelectorAll('th')].some(th => th.textContent === 'dd NS–EW')")
+        follow(browser, f"document.querySelector('a[href$=\"/deals/{deal}\"]').click()")
+        assert js(browser, "document.querySelector('.dd-values').textContent") == f"NS {ns}, EW {ew}"
+        assert "all four hands" in js(browser, "document.querySelector('.dd-meaning').textContent")
+        marked = js(
+            browser,
+            "[...document.querySelectorAll('tr[id^=trick-]')].flatMap(tr => [...tr.querySelectorAll('.play')]"
+            ".map((p, k) => [Number(tr.id.slice(6)), k + 1, p.querySelector('.cost')?.textContent]))"
+            ".filter(x => x[2]).map(x => [x[0], x[1], Number(x[2].slice(1))])",
+        )
+        assert costs and [tuple(m) for m in marked] == [tuple(c) for c in costs]
+        browser.screenshot(screenshots_dir() / "service_deal_dd.png", 1100)
+        browser.open(f"{base}/games/{game_id}/deals/{plain}")
+        assert "not analysed" in js(browser, "document.querySelector('p.dd').textContent")

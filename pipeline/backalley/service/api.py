@@ -17,6 +17,7 @@ from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
+from backalley.store.outcomes import DoubleDummy, double_dummy
 
 router = APIRouter(prefix="/api/v1")
 
@@ -309,16 +310,28 @@ def game(game_id: str, svc: Service = Depends(reader)) -> Response:
 
 @router.get(
     "/games/{game_id}/deals/{n}",
-    summary="One deal as recorded, with its replayed figures and violations",
+    summary="One deal as recorded, with its replayed figures, violations and double-dummy figures",
+    description="`double_dummy` is null until `backalley analyze` has analysed the deal; then its `values`"
+    " (the tricks each side would take if everyone saw all four hands) and each play's `cost` to its side"
+    " against perfect play (`analysed` false: the deal breaks a rule of play, so it has none).",
     response_class=Response,
     responses=_OBJECT,
 )
 def deal(game_id: str, n: DealNumber, svc: Service = Depends(reader)) -> Response:
     with svc.reader() as cur:
         found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
+        dd = double_dummy(cur, game_id, int(n)) if found is not None else None
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
-    return _json(found.as_dict())
+    return _json({**found.as_dict(), "double_dummy": dd_json(dd)})
+
+
+def dd_json(dd: DoubleDummy | None) -> dict[str, Any] | None:
+    """A deal's double-dummy figures for the API: ``None`` when it has not been analysed."""
+    if dd is None:
+        return None
+    costs = [{"trick": t, "position": p, "cost": c} for (t, p), c in sorted(dd.costs.items())]
+    return {"analysed": dd.analysed, "values": dd.values, "costs": costs}
 
 
 @router.get("/players/{player_id:path}", summary="A player's figures and games")

@@ -24,6 +24,7 @@ from backalley.service.auth import COOKIE
 from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
 from backalley.service.problems import Problem, unauthorized
 from backalley.service.state import Service
+from backalley.store.outcomes import DD_MEANING, dd_parts, double_dummy, double_dummy_values
 
 router = APIRouter(include_in_schema=False)
 
@@ -197,18 +198,22 @@ def game(game_id: str, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
         found = svc.game_data(cur, game_id)
+        dd = double_dummy_values(cur, game_id) if found is not None else {}
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
-    return game_page(found)
+    return game_page(found, dd)
 
 
-def game_page(found: dict[str, Any]) -> HTMLResponse:
-    """The game page of what :func:`backalley.service.data.game` says of a game."""
+def game_page(found: dict[str, Any], dd: dict[int, dict[str, int]] | None = None) -> HTMLResponse:
+    """The game page of what :func:`backalley.service.data.game` says of a game; ``dd``: the double-dummy
+    values of its analysed deals (:func:`backalley.store.outcomes.double_dummy_values`: a column when any)."""
     # Each dealing's line and its sides by name, for the table's rows to look up (a filter in the
     # template for each row and side took some 6 ms a page).
     lines = {line["deal"]: line for line in (found.get("by_side") or {}).get("deals", [])}
     sides = {n: {r["side"]: r for r in line["sides"]} for n, line in lines.items()}
-    return render("game.html", g=found, lines=lines, line_sides=sides)
+    dd = dd or {}
+    dd_sides = list(next(iter(dd.values()), {}))
+    return render("game.html", g=found, lines=lines, line_sides=sides, dd=dd, dd_sides=dd_sides)
 
 
 @router.get("/games/{game_id}/deals/{n}", response_class=HTMLResponse)
@@ -216,9 +221,19 @@ def deal(game_id: str, n: DealNumber, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
         found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
+        dd = double_dummy(cur, game_id, int(n)) if found is not None else None
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
-    return render("deal.html", d=found)
+    sides = [r["side"] for r in found.sides]
+    replayed_play = found.result is not None and not found.result.get("pass_out")
+    return render(
+        "deal.html",
+        d=found,
+        dd=dd,
+        costs=dd.costs if dd is not None else {},
+        dd_line=dd_parts(dd, seats=len(sides) == 4) if dd is not None or replayed_play else [],
+        dd_meaning=DD_MEANING,
+    )
 
 
 def _report_page(text: str) -> HTMLResponse:
