@@ -55,14 +55,15 @@ def js(b: Browser, expression: str) -> Any:
     return r["result"].get("value")
 
 
-def follow(b: Browser, expression: str) -> None:
-    """Run ``expression`` (a click or a submit) and wait for the next page to load."""
+def follow(b: Browser, expression: str, refused: bool = False) -> None:
+    """Run ``expression`` (a click or a submit) and wait for the next page to load (``refused``: a 4xx page)."""
     b.events.clear()
     js(b, expression)
     b.wait_for("Page.loadEventFired")
     time.sleep(0.2)
     js(b, "1")
-    assert not problems(b.events) or all(base_only(p) for p in problems(b.events)), problems(b.events)
+    found = [p for p in problems(b.events) if not base_only(p)]
+    assert not found or (refused and all("status of 4" in p for p in found)), found
 
 
 def base_only(problem: str) -> bool:
@@ -188,3 +189,32 @@ def test_double_dummy_on_the_deal_page(analysed: Path, browser: Browser) -> None
         browser.screenshot(screenshots_dir() / "service_deal_dd.png", 1100)
         browser.open(f"{base}/games/{game_id}/deals/{plain}")
         assert "not analysed" in js(browser, "document.querySelector('p.dd').textContent")
+
+
+def test_sql_in_the_browser(site: Any, browser: Browser) -> None:
+    import urllib.request
+
+    base, found, _ = site
+    browser.open(base + "/sql")
+    assert js(browser, "document.querySelector('nav.site a[href=\"/sql\"]').textContent") == "SQL"
+    js(browser, "document.getElementById('q').value = 'SELECT game_id, status FROM games WHERE status = $s ORDER BY 1'")
+    js(browser, "document.getElementById('params').value = 's=invalid'")
+    follow(browser, "document.querySelector('form button[type=submit]').click()")
+    cells = js(browser, "[...document.querySelectorAll('table.result tbody tr')].map(tr => tr.cells[0].textContent)")
+    assert cells == ["b1"]
+    browser.screenshot(screenshots_dir() / "service_sql.png", 1100)
+    csv_link = js(browser, "[...document.querySelectorAll('a.download')].find(a => a.textContent === 'CSV').href")
+    with urllib.request.urlopen(csv_link, timeout=30) as answer:
+        assert answer.read().decode().splitlines() == ["game_id,status", "b1,invalid"]
+    # a query that writes: said on the page, nothing changed
+    js(browser, "document.getElementById('q').value = 'DELETE FROM games'")
+    js(browser, "document.getElementById('params').value = ''")
+    follow(browser, "document.querySelector('form button[type=submit]').click()", refused=True)
+    assert "DELETE" in js(browser, "document.getElementById('sql-error').textContent")
+    # an example, then the list of tables and views
+    follow(browser, "document.querySelector('ul.examples a').click()")
+    assert js(browser, "document.querySelectorAll('table.result tbody tr').length") > 0
+    columns = js(browser, "[...document.querySelectorAll('#table-games li code')].map(c => c.textContent)")
+    assert "game_id" in columns and "played_at" in columns
+    with urllib.request.urlopen(base + "/api/v1/sql?q=SELECT%20count(*)%20AS%20n%20FROM%20games", timeout=30) as a:
+        assert a.read().decode().replace(" ", "").replace("\n", "").replace("\t", "") == f'[{{"n":{len(found)}}}]'

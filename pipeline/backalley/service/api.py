@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
+import pyarrow as pa
 from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, Response
@@ -13,11 +15,13 @@ from backalley.records.sources import dumps
 from backalley.replay import TOO_MANY
 from backalley.rules import RULESETS
 from backalley.service import data, listing
+from backalley.service import sql as sqlrun
 from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
 from backalley.service.problems import PROBLEM_TYPE, Problem, unauthorized
 from backalley.service.state import Service
 from backalley.store.outcomes import DoubleDummy, double_dummy
+from backalley.store.query import Format
 
 router = APIRouter(prefix="/api/v1")
 
@@ -82,6 +86,9 @@ def check_token(svc: Service, request: Request, cookie: bool = False) -> None:
     token = bearer(request.headers.get("authorization"))
     if token is None and cookie:
         token = request.cookies.get(COOKIE) or None
+    local = svc.settings.local_token
+    if cookie and token is not None and local is not None and hmac.compare_digest(token.encode(), local.encode()):
+        return  # the run's own read token (the file beside the database): reads only
     if token is None:
         also = " (or sign in at /login in a browser)" if cookie else ""
         raise unauthorized(f"this needs an API token: send Authorization: Bearer <token>{also}")
@@ -324,6 +331,49 @@ def deal(game_id: str, n: DealNumber, svc: Service = Depends(reader)) -> Respons
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
     return _json({**found.as_dict(), "double_dummy": dd_json(dd)})
+
+
+SQL_FORMATS = {f.value: f for f in sqlrun.FORMATS}
+
+
+def run_sql(svc: Service, q: str, params: dict[str, object], timeout: float) -> pa.Table:
+    """A visitor's query run read-only on the service's store (:class:`~backalley.service.sql.SqlError` else)."""
+    if not q.strip():
+        raise sqlrun.SqlError(400, "q: no SQL given")
+    with svc.reader() as cur:
+        return svc.sql.run(cur, q, params, min(timeout, sqlrun.SQL_TIMEOUT))
+
+
+@router.get(
+    "/sql",
+    summary="Run read-only SQL on the store (as `backalley query`) and download the result",
+    description="The same sandbox as `backalley query`: only statements that read, no file but the database,"
+    " a time limit (60 s), the service's memory cap, one query at a time; the API tokens' table is not readable."
+    " Named parameters: `$name=value` (or `p.name=value`) gives `$name` in the SQL its value (a string, as"
+    " `query -p`). A query that writes, attaches or reads a file is 403, bad SQL or the time limit 400, an answer"
+    " over 64 MiB or out of memory 413: each a problem document; the database is never changed.",
+    response_class=Response,
+    responses={
+        200: {"description": "The result", "content": {t: {} for t in sqlrun.FORMATS.values()}},
+        400: {"description": "Bad SQL, parameters or format; the time limit", **_PROBLEM},
+        403: {"description": "A statement that does not only read", **_PROBLEM},
+        413: {"description": "An answer too large, or out of memory", **_PROBLEM},
+    },
+)
+def sql(
+    request: Request,
+    q: str = Query(..., description="The SQL (the last statement's rows are the answer)."),
+    format: str = Query("json", description="json (one array), ndjson, csv or parquet."),
+    timeout: float = Query(sqlrun.SQL_TIMEOUT, gt=0, le=sqlrun.SQL_TIMEOUT, description="Seconds (at most 60)."),
+    svc: Service = Depends(reader),
+) -> Response:
+    fmt = SQL_FORMATS.get(format)
+    if fmt is None:
+        raise Problem(400, f"format: {format[:20]!r} is not one of {', '.join(SQL_FORMATS)}")
+    table = run_sql(svc, q, sqlrun.request_params(request.query_params), timeout)
+    body = sqlrun.encode(table, fmt, svc.settings.memory_limit)
+    name = f"query.{'json' if fmt is Format.ndjson else fmt.value}"
+    return Response(body, media_type=sqlrun.FORMATS[fmt], headers={"Content-Disposition": f'inline; filename="{name}"'})
 
 
 def dd_json(dd: DoubleDummy | None) -> dict[str, Any] | None:

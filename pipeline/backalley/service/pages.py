@@ -19,7 +19,8 @@ from backalley.reporting.html import index_page, metrics_page, page_files, playe
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
 from backalley.rules import RULESETS
 from backalley.service import data, listing
-from backalley.service.api import DealNumber, game_filters, games_list, list_problem, next_link, reader
+from backalley.service import sql as sqlrun
+from backalley.service.api import DealNumber, game_filters, games_list, list_problem, next_link, reader, run_sql
 from backalley.service.auth import COOKIE
 from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
 from backalley.service.problems import Problem, unauthorized
@@ -62,6 +63,7 @@ def cardspan(card: Any, fault: str | None = None) -> Markup:
 SITE_MENU = (
     ("/games", "Games"),
     ("/players", "Players"),
+    ("/sql", "SQL"),
     ("/", "Upload"),
     ("/metrics.html", "Definitions"),
     ("/api/v1/openapi.json", "API"),
@@ -191,6 +193,54 @@ def games(request: Request) -> HTMLResponse:
         statuses=listing.STATUSES,
         api=api,
     )
+
+
+@router.get("/sql", response_class=HTMLResponse)
+def sql_page(request: Request, q: str = "", params: str = "") -> HTMLResponse:
+    """A query box, the result as a table with its downloads, example queries, the tables and views."""
+    svc = reader(request)
+    given, error, answer, code = _form_params(params), None, None, 200
+    if isinstance(given, str):
+        error, code, given = given, 400, {}
+    elif q.strip():
+        try:
+            answer = sqlrun.answer_page(run_sql(svc, q, given, sqlrun.SQL_TIMEOUT))
+        except sqlrun.SqlError as exc:
+            error, code = exc.detail, exc.status
+    with svc.reader() as cur:
+        tables = sqlrun.schema(cur)
+    query = [("q", q), *((f"${k}", str(v)) for k, v in given.items())]
+    return render(
+        "sql.html",
+        code,
+        q=q,
+        params_text=params,
+        error=error,
+        answer=answer,
+        downloads={
+            f: "/api/v1/sql?" + urlencode([*query, ("format", f)]) for f in ("csv", "json", "ndjson", "parquet")
+        },
+        examples=sqlrun.EXAMPLES,
+        example_links=[
+            urlencode({"q": text, **({"params": "player="} if "$player" in text else {})})
+            for _, text in sqlrun.EXAMPLES
+        ],
+        tables=tables,
+    )
+
+
+def _form_params(text: str) -> dict[str, object] | str:
+    """The form's named parameters (``name=value`` a line), or what is wrong with them."""
+    out: dict[str, object] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, eq, value = line.partition("=")
+        name = name.strip().lstrip("$")
+        if not eq or not name.isidentifier():
+            return f"parameters, line {n}: write name=value (a name of letters, digits and _)"
+        out[name] = value
+    return out
 
 
 @router.get("/games/{game_id}", response_class=HTMLResponse)
