@@ -218,3 +218,22 @@ def test_sql_in_the_browser(site: Any, browser: Browser) -> None:
     assert "game_id" in columns and "played_at" in columns
     with urllib.request.urlopen(base + "/api/v1/sql?q=SELECT%20count(*)%20AS%20n%20FROM%20games", timeout=30) as a:
         assert a.read().decode().replace(" ", "").replace("\n", "").replace("\t", "") == f'[{{"n":{len(found)}}}]'
+
+
+def test_downloads_from_the_game_page(site: Any, browser: Browser) -> None:
+    import csv
+    import io
+    import urllib.request
+
+    base, found, _ = site
+    browser.open(base + "/games/b0")
+    links = js(
+        browser, "Object.fromEntries([...document.querySelectorAll('.downloads a')].map(a => [a.textContent, a.href]))"
+    )
+    with urllib.request.urlopen(links["the record as stored"], timeout=30) as answer:
+        from tests.service_games import line
+
+        assert answer.read() == line(found[0]).encode("utf-8")
+    with urllib.request.urlopen(links["CSV"], timeout=30) as answer:
+        rows = list(csv.DictReader(io.StringIO(answer.read().decode())))
+    assert [int(r["deal"]) for r in rows] == list(range(1, len(found[0]["deals"]) + 1))

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from backalley.records.sources import dumps
 from backalley.replay import TOO_MANY
 from backalley.rules import RULESETS
-from backalley.service import data, listing
+from backalley.service import data, downloads, listing
 from backalley.service import sql as sqlrun
 from backalley.service.auth import COOKIE, bearer
 from backalley.service.bodies import ACCEPTED, NDJSON, read_items
@@ -299,6 +299,76 @@ def players_index(limit: int = _LIST_LIMIT, after: str | None = _AFTER, svc: Ser
     link = next_link("/api/v1/players", {"limit": str(limit)}, page.next)
     body = {"players": page.rows, "count": len(page.rows), "next": link}
     return Response(dumps(body), media_type="application/json", headers=_link_header(link))
+
+
+def table_format(format: str) -> Format:
+    if format not in downloads.TABLE_FORMATS:
+        raise Problem(400, f"format: {format[:20]!r} is not one of {', '.join(downloads.TABLE_FORMATS)}")
+    return Format(format)
+
+
+def table_answer(svc: Service, table: pa.Table, fmt: Format, stem: str) -> Response:
+    body = sqlrun.encode(table, fmt, svc.settings.memory_limit)
+    if fmt is Format.json and not body:  # (no columns: DuckDB writes nothing)
+        body = b"[]"
+    return Response(body, media_type=downloads.TABLE_FORMATS[fmt.value], headers=downloads.attachment(stem, fmt.value))
+
+
+_TABLE_FORMAT = Query("csv", description="csv or json (one array)")
+
+
+@router.get(
+    "/export/games",
+    summary="Every game the index's filters select, as CSV or JSON (a player's games: `player=`)",
+    description=f"The filters of `GET /api/v1/games`; newest first; at most {downloads.MAX_GAMES:,} games (more: 413).",
+    response_class=Response,
+    responses={200: {"description": "The games", "content": {t: {} for t in downloads.TABLE_FORMATS.values()}}},
+)
+def export_games(
+    request: Request,
+    format: str = _TABLE_FORMAT,
+    player: str | None = Query(None, description="Games this player played (any seat)."),
+    partner: str | None = Query(None, description="With `player`: the games where these two sat as partners."),
+    event: str | None = Query(None),
+    ruleset: str | None = Query(None),
+    status: str | None = Query(None),
+    since: str | None = Query(None),
+    until: str | None = Query(None),
+    svc: Service = Depends(reader),
+) -> Response:
+    fmt, filters = table_format(format), game_filters(request)
+    with svc.reader() as cur:
+        table = downloads.games(cur, filters)
+    return table_answer(svc, table, fmt, "games" + (f"-{filters.player}" if filters.player else ""))
+
+
+@router.get(
+    "/games/{game_id}/raw",
+    summary="The exact bytes a stored game was read from (as `backalley raw` writes them)",
+    response_class=Response,
+    responses={200: {"description": "The record", "content": {"application/json": {}}}},
+)
+def raw_record(game_id: str, svc: Service = Depends(reader)) -> Response:
+    with svc.reader() as cur:
+        found = downloads.raw_record(cur, game_id)
+    if found is None:
+        raise Problem(404, f"no game {game_id!r} is stored")
+    return Response(found, media_type="application/json", headers=downloads.attachment(game_id, "json"))
+
+
+@router.get(
+    "/games/{game_id}/deals",
+    summary="A stored game's deals (its rows of the `deals` view) as CSV or JSON",
+    response_class=Response,
+    responses={200: {"description": "The deals", "content": {t: {} for t in downloads.TABLE_FORMATS.values()}}},
+)
+def game_deals(game_id: str, format: str = _TABLE_FORMAT, svc: Service = Depends(reader)) -> Response:
+    fmt = table_format(format)
+    with svc.reader() as cur:
+        table = downloads.game_deals(cur, game_id)
+    if table is None:
+        raise Problem(404, f"no game {game_id!r} is stored")
+    return table_answer(svc, table, fmt, f"{game_id}-deals")
 
 
 @router.get(

@@ -192,6 +192,7 @@ def games(request: Request) -> HTMLResponse:
         rulesets=list(RULESETS),
         statuses=listing.STATUSES,
         api=api,
+        export="/api/v1/export/games?" + urlencode(filters.query()),
     )
 
 
