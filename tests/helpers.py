@@ -583,3 +583,11 @@ def served(db: Path, *args: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def js(b: Browser, expression: str) -> Any:
+    """The value of ``expression`` in the browser's page (an exception there fails the test)."""
+    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+    if "exceptionDetails" in r:
+        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
+    return r["result"].get("value")

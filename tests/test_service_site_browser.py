@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from backalley.store.ingest import ingest
-from tests.helpers import Browser, problems, require_chromium, screenshots_dir, served
+from tests.helpers import Browser, js, problems, require_chromium, screenshots_dir, served
 from tests.service_games import faulty, ndjson, record
 
 pytestmark = pytest.mark.browser
@@ -46,13 +46,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         yield b
     finally:
         b.close()
-
-
-def js(b: Browser, expression: str) -> Any:
-    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
-    if "exceptionDetails" in r:
-        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
-    return r["result"].get("value")
 
 
 def follow(b: Browser, expression: str, refused: bool = False) -> None:
