@@ -118,6 +118,8 @@ def test_named_parameters(served: Any) -> None:
         ("SELECT * FROM api_tokens", 403),
         ("SELECT * FROM query_table('api_' || 'tokens')", 403),
         ("SELECT * FROM query('SELECT 1')", 403),
+        ("EXPLAIN ANALYZE SELECT * FROM query_table('api_' || 'tokens')", 403),
+        ("SELECT (SELECT count(*) FROM query('SELECT 1'))", 403),
         ("SELEC 1", 400),
         ("SELECT * FROM no_such_table", 400),
         ("", 400),

@@ -25,7 +25,7 @@ import pyarrow as pa
 from backalley.service.problems import Problem
 from backalley.store.database import QueryError, ReadOnlyQueryError, read_query
 from backalley.store.query import QUERY_TIMEOUT, Format, cell, copy_rows, deadline
-from backalley.store.readonly import parse_statements
+from backalley.store.readonly import explained, parse_statements
 
 #: Seconds a query may run (``backalley query``'s default), and the most a request may ask for.
 SQL_TIMEOUT = QUERY_TIMEOUT
@@ -85,13 +85,14 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
 
 def check_service_sql(cur: duckdb.DuckDBPyConnection, sql: str) -> None:
     """The service's rules beyond ``query``'s (:class:`SqlError` when one is broken): no hidden table named,
-    no SQL run from a string (each statement's syntax tree, as DuckDB's parser gives it, is looked at)."""
+    no SQL run from a string (each statement's syntax tree, as DuckDB's parser gives it, is looked at; an
+    ``EXPLAIN``'s, the statement it explains)."""
     lowered = sql.lower()
     for name in HIDDEN_TABLES:
         if name in lowered:
             raise SqlError(403, f"the table {name} is not readable here")
     for st in parse_statements(sql):
-        found = cur.execute("SELECT json_serialize_sql(?)", [st.query]).fetchall()[0][0]
+        found = cur.execute("SELECT json_serialize_sql(?)", [explained(st)]).fetchall()[0][0]
         tree = orjson.loads(found)
         for node in _walk(tree.get("statements", [])):
             function = node.get("function") if node.get("type") == "TABLE_FUNCTION" else None
