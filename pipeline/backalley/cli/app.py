@@ -404,6 +404,7 @@ def report(
     (of that --event or --ruleset), the ruleset or the player is unknown.
     """
     from backalley.reporting import ReportError, write_reports
+    from backalley.reporting.metrics import ReportLockedError
     from backalley.store.database import default_db
 
     db = db if db is not None else default_db()
@@ -418,6 +419,8 @@ def report(
             summary = write_reports(
                 db, out_dir, player=player, event=event, progress=progress, workers=workers, ruleset=ruleset
             )
+        except ReportLockedError as exc:
+            raise fail(held_advice(db, exc, "Its pages are served live at {url}/players")) from None
         except ReportError as exc:
             raise fail(str(exc)) from None
     note(f"report: {summary}")
@@ -767,7 +770,7 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
-    from backalley.store.database import StoreError, default_db
+    from backalley.store.database import StoreError, StoreLockedError, default_db
     from backalley.store.ingest import check_memory_limit
     from backalley.store.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
 
@@ -801,20 +804,42 @@ def query(
     }
     db_path = db if db is not None else default_db()
     try:
-        if out_file is not None:
-            write_query(db_path, sql, out_file, force=force, **options)
-        else:
-            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-            from rich.console import Console
+        try:
+            if out_file is not None:
+                write_query(db_path, sql, out_file, force=force, **options)
+            else:
+                run_query(db_path, sql, dest=sys.stdout.buffer, **_terminal(), **options)
+                sys.stdout.flush()
+        except StoreLockedError as exc:  # `backalley serve` holds it: asked through the service
+            from backalley.service.client import query_served, write_served
 
-            width = Console().width if sys.stdout.isatty() else None
-            run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
-            sys.stdout.flush()
+            del options["memory_limit"]  # (the service's own cap holds)
+            if out_file is not None:
+                write_served(db_path, exc, sql, out_file, force=force, **options)
+            else:
+                query_served(db_path, exc, sql, dest=sys.stdout.buffer, **_terminal(), **options)
+                sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error of the query
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(0) from None
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
+
+
+def held_advice(db: Path, exc: Exception, what: str) -> str:
+    """The lock error of a command that cannot ask the service holding ``db``, with what to do instead."""
+    from backalley.service.client import held_advice as advice
+
+    return advice(db, what) or str(exc)
+
+
+def _terminal() -> dict[str, Any]:
+    """How a table is drawn on standard output: its width and colours when it is a terminal."""
+    if not sys.stdout.isatty():
+        return {"width": None, "styles": False}
+    from rich.console import Console
+
+    return {"width": Console().width, "styles": not os.environ.get("NO_COLOR")}
 
 
 @app.command()
@@ -830,12 +855,16 @@ def export(
 
     Exit status: 0 on success, 2 for a database or file error.
     """
-    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.database import Store, StoreError, StoreLockedError, default_db
     from backalley.store.export import export as export_tables
 
+    db = db if db is not None else default_db()
     try:
-        with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:
+        with Store.open_readonly(db, external_access=True) as store:
             manifest = export_tables(store, out_dir, force=force)
+    except StoreLockedError as exc:
+        also = f'While it runs, `backalley query --db {db} "SELECT * FROM games" --format parquet --out games.parquet`'
+        raise fail(held_advice(db, exc, also + " writes one table (the service answers it)")) from None
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
     for name, info in manifest["tables"].items():
@@ -933,12 +962,18 @@ def show(
 
     Exit status: 0 on success, 2 when the database, game or deal cannot be found.
     """
-    from backalley.cli.show import show as render
-    from backalley.store.database import Store, StoreError, default_db
+    from urllib.parse import quote
 
+    from backalley.cli.show import show as render
+    from backalley.store.database import Store, StoreError, StoreLockedError, default_db
+
+    db = db if db is not None else default_db()
     try:
-        with Store.open_readonly(db if db is not None else default_db()) as store:
+        with Store.open_readonly(db) as store:
             found = render(store.con, game_id, deal)
+    except StoreLockedError as exc:
+        page = "{url}/games/" + quote(game_id, safe="") + (f"/deals/{deal}" if deal is not None else "")
+        raise fail(held_advice(db, exc, f"The service shows the same at {page}")) from None
     except StoreError as exc:
         raise fail(str(exc)) from None
     if found is None:

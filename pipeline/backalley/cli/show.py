@@ -27,6 +27,7 @@ from backalley.store.outcomes import (
     GameFigures,
     SheetLine,
     contract_text,
+    dd_parts,
     deal_figures,
     double_dummy,
     double_dummy_values,
@@ -259,20 +260,16 @@ def bid_meaning(b: BidLine) -> str:
     return text + (", rainbow" if b.rainbow else "")
 
 
+#: How ``show`` styles each role of :func:`backalley.store.outcomes.dd_parts`.
+_DD_STYLES = {"label": "bold", "values": "", "note": "dim", "missing": "dim"}
+
+
 def dd_line(dd: DoubleDummy | None, seats: bool = False) -> Text:
     """The double-dummy line of a deal: the sides' values, why there are none, or how to get them.
 
     ``seats``: the game has no partnerships, so each value is a seat's against the other three.
     """
-    if dd is None:
-        return Text("Double-dummy: not analysed (run backalley analyze)", style="dim")
-    if not dd.analysed:
-        return Text("Double-dummy: no values (the deal breaks a rule of play)", style="dim")
-    values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
-    note = " (each seat against the other three; " if seats else " ("
-    return Text.assemble(
-        ("Double-dummy: ", "bold"), values, (note + "−k after a card: tricks it cost its side vs perfect play)", "dim")
-    )
+    return Text.assemble(*((text, _DD_STYLES[role]) for text, role in dd_parts(dd, seats)))
 
 
 def _play(seat: str, card: str, fault: bool, cost: int | None) -> Text:

@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 
 from backalley.rules import RULESETS, Ruleset
-from backalley.store.database import StoreError, check_readable, connect, one_line
+from backalley.store.database import StoreError, StoreLockedError, check_readable, connect, one_line
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200
@@ -69,6 +69,10 @@ RULESET_NAMES = tuple(RULESETS)
 
 class ReportError(Exception):
     """The database cannot be reported on (missing, not a store, unknown player)."""
+
+
+class ReportLockedError(ReportError):
+    """The database is held by a writer (``ingest``, ``serve``)."""
 
 
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
@@ -209,7 +213,9 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     try:
         spill = Path(tempfile.gettempdir()) / f"backalley-report-{os.getpid()}"
         con = connect(db_path, config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)})
-    except StoreError as exc:  # in use by a writer (ingest, serve), not a database: said as query says it
+    except StoreLockedError as exc:  # in use by a writer (ingest, serve): said as query says it
+        raise ReportLockedError(str(exc)) from None
+    except StoreError as exc:  # not a database
         raise ReportError(str(exc)) from None
     try:
         names = {

@@ -334,6 +334,33 @@ def double_dummy(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int) -> Dou
     return DoubleDummy(True, double_dummy_values(cur, game_id, deal).get(deal, {}), costs)
 
 
+#: What double dummy means, in one line (the deal page says it above the values).
+DD_MEANING = (
+    "Double dummy: the tricks each side would take if everyone saw all four hands and every card"
+    " were played perfectly from the opening lead."
+)
+
+
+def dd_parts(dd: DoubleDummy | None, seats: bool = False) -> list[tuple[str, str]]:
+    """The double-dummy line of a deal as pieces of text, each with its role: ``label``, ``values``,
+    ``note`` or ``missing`` (the whole line when there are no values: why, or how to get them).
+    ``show`` styles each role in the terminal, the deal page in HTML: both say the same words.
+
+    ``seats``: the game has no partnerships, so each value is a seat's against the other three.
+    """
+    if dd is None:
+        return [("Double-dummy: not analysed (run backalley analyze)", "missing")]
+    if not dd.analysed:
+        return [("Double-dummy: no values (the deal breaks a rule of play)", "missing")]
+    values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
+    note = " (each seat against the other three; " if seats else " ("
+    return [
+        ("Double-dummy: ", "label"),
+        (values, "values"),
+        (note + "−k after a card: tricks it cost its side vs perfect play)", "note"),
+    ]
+
+
 #: The order sides are shown in: the teams, then the seats (each ruleset's own order).
 _SIDE_ORDER = {side: k for k, side in enumerate((*TEAMS, *SEATS))}
 
@@ -397,6 +424,7 @@ def page_sides(game: GameFigures) -> dict[str, Any]:
 
 
 __all__ = [
+    "DD_MEANING",
     "BidLine",
     "DealFigures",
     "DealLine",
@@ -405,6 +433,7 @@ __all__ = [
     "SideResult",
     "among_ids",
     "contract_text",
+    "dd_parts",
     "deal_figures",
     "double_dummy",
     "double_dummy_values",
