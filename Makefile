@@ -32,6 +32,8 @@ demo: $(STAMP)
 	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset pereulok --out data/demo/pereulok.jsonl
 	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset bab-online --out data/demo/bab-online.jsonl
 	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --ruleset standard --options short_deck,no_partnerships --out data/demo/standard+short_deck+no_partnerships.jsonl
+	@echo; echo "== and games kept on paper: score sheets (bids and tricks, no cards), as CSV"
+	$(BIN)/backalley simulate --games $(RULESET_GAMES) --seed $(SEED) --faults 0.1 --sheet --out data/demo/sheets.csv
 	@echo; echo "== validate (only the invalid records are listed)"
 	@$(BIN)/backalley validate --quiet data/demo || echo "(exit status $$?: some records are invalid, as expected: the demo injects faults)"
 	@echo; echo "== ingest into $(DB) (with the committed samples, bad inputs included)"
@@ -41,6 +43,9 @@ demo: $(STAMP)
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, round(exact_rate, 3) AS exact_bids, round(mean_signed_error, 2) AS bias, boards_claimed, round(board_success_rate, 2) AS boards_made, round(points_per_deal, 2) AS pts_per_deal FROM player_summary WHERE ruleset = 'standard' AND options = '' ORDER BY pts_per_deal DESC LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT player, games, declarations, declarations_made, auctions_won FROM player_summary WHERE ruleset = 'pereulok' ORDER BY auctions_won DESC, player LIMIT 5"
 	$(BIN)/backalley query --db $(DB) "SELECT code, count(*) AS n FROM violations GROUP BY code ORDER BY n DESC LIMIT 5"
+	$(BIN)/backalley query --db $(DB) "SELECT sheet, status, count(*) AS games FROM games GROUP BY ALL ORDER BY ALL"
+	@echo; echo "== a score sheet, as backalley show prints it"
+	$(BIN)/backalley show --db $(DB) table-2026-000
 	@echo; echo "== double-dummy analysis of the deals of up to 9 cards a hand (larger ones take up to seconds each: run analyze without --max-cards for them)"
 	@$(BIN)/backalley analyze --db $(DB) --max-cards 9 || echo "(exit status $$?: deals that break a rule of play are not analysed, as expected)"
 	$(BIN)/backalley query --db $(DB) "SELECT hand_size AS cards, count(*) AS deals, round(avg(dd_ns), 2) AS ns_makeable, round(avg(cost_ns + cost_ew), 2) AS tricks_lost_per_deal FROM dd_deals WHERE analysed GROUP BY hand_size ORDER BY hand_size"

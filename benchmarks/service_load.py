@@ -9,8 +9,9 @@ that are not JSON, and starts ``backalley serve`` on a fresh database on a free
 port of 127.0.0.1. ``--uploaders`` clients then POST the records to
 ``/api/v1/games`` in batches of ``--batch`` (application/x-ndjson, one
 keep-alive connection each) while ``--readers`` clients read pages of games
-already uploaded (a game, a deal, the game as JSON; every 25th read the
-``/players`` report page). Each reader starts a read every ``--read-interval``
+already uploaded (a game, a deal, the game as JSON, the games index's first page, a
+filtered page of ``/api/v1/games``, a ``GROUP BY`` through ``/api/v1/sql``; every 25th read
+the ``/players`` report page). Each reader starts a read every ``--read-interval``
 seconds (a fixed read load: 4 readers at 0.1 s ask for up to 40 pages a second;
 a read that takes longer delays the next); ``--read-interval 0`` reads again as
 soon as the last read is answered, which measures how the two CPUs are shared
@@ -44,6 +45,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import duckdb
 
@@ -227,6 +229,9 @@ def reader(
                 ("game page", f"/games/{gid}"),
                 ("deal page", f"/games/{gid}/deals/{rng.randint(1, deals)}"),
                 ("game JSON", f"/api/v1/games/{gid}"),
+                ("games index", "/games"),
+                ("games index, filtered (API)", "/api/v1/games?status=invalid&limit=50"),
+                ("sql", "/api/v1/sql?q=" + quote("SELECT status, count(*) AS n FROM games GROUP BY status")),
             ]
         )
         if n % 25 == 0:

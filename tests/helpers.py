@@ -546,3 +546,48 @@ def problems(events: list[dict[str, Any]]) -> list[str]:
 def screenshots_dir() -> Path:
     env = os.environ.get("REPORT_SCREENSHOTS")
     return Path(env) if env else Path(tempfile.gettempdir()) / "backalley-report-screenshots"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def served(db: Path, *args: str) -> Iterator[str]:
+    """``backalley serve`` on ``db`` as its own process on a free port of 127.0.0.1 (more options in ``args``);
+    its base URL once it answers. Stopped (SIGTERM, as Ctrl-C would) when the block ends."""
+    import sys
+    import urllib.request
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "backalley", "serve", "--db", str(db), "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/", timeout=5):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the service did not start: {proc.stderr.read() if proc.stderr else ''!r}"
+                    ) from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def js(b: Browser, expression: str) -> Any:
+    """The value of ``expression`` in the browser's page (an exception there fails the test)."""
+    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
+    if "exceptionDetails" in r:
+        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
+    return r["result"].get("value")

@@ -15,7 +15,7 @@ from backalley.cli.app import app
 from tests.helpers import random_record
 
 runner = CliRunner()
-REPORT_KEYS = {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}
+REPORT_KEYS = {"source", "line", "game_id", "valid", "complete", "sheet", "violations", "deals", "final_score"}
 VIOLATION_KEYS = {"code", "severity", "message", "path", "deal", "trick", "seat"}
 
 

@@ -27,7 +27,7 @@ from tests.spec_examples import record_example_deal
 N, E, S, W = 0, 1, 2, 3
 D11 = "/deals/10"  # deal 11 is the 11th dealing of the base record
 
-REPORT_KEYS = {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}
+REPORT_KEYS = {"source", "line", "game_id", "valid", "complete", "sheet", "violations", "deals", "final_score"}
 VIOLATION_KEYS = {"code", "severity", "message", "path", "deal", "trick", "seat"}
 
 
@@ -1222,6 +1222,7 @@ def test_record_md_example_report() -> None:
         "game_id": "g1",
         "valid": False,
         "complete": False,
+        "sheet": False,
         "violations": [
             {
                 "code": "REVOKE",

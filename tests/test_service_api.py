@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -65,7 +66,7 @@ def test_validate_one_json_record(client: TestClient) -> None:
     assert len(reports) == 1
     rep = reports[0]
     assert rep["game_id"] == "v1" and rep["valid"] and not rep["complete"] and rep["line"] is None
-    assert set(rep) == {"source", "line", "game_id", "valid", "complete", "violations", "deals", "final_score"}
+    assert set(rep) == {"source", "line", "game_id", "valid", "complete", "sheet", "violations", "deals", "final_score"}
     assert counts(client) == (0, 0)
 
 
@@ -577,12 +578,20 @@ def test_player_pages_show_the_report_figures(db: Path, tmp_path: Path) -> None:
         assert XSS in names
         for name in names:
             served = client.get(f"/players/{name}").text
-            assert served == (out / player_file(name)).read_text(encoding="utf-8"), name
-        assert client.get("/players").text == (out / "index.html").read_text(encoding="utf-8")
+            assert 'id="games"' in served
+            assert report_part(served) == (out / player_file(name)).read_text(encoding="utf-8"), name
+        assert report_part(client.get("/players").text) == (out / "index.html").read_text(encoding="utf-8")
         # The report's own links work in the service: players/<slug>.html and ../index.html.
         slug = player_file(names[0]).removeprefix("players/")
-        assert client.get(f"/players/{slug}").text == (out / player_file(names[0])).read_text(encoding="utf-8")
+        expected = (out / player_file(names[0])).read_text(encoding="utf-8")
+        assert report_part(client.get(f"/players/{slug}").text) == expected
         assert client.get("/index.html", follow_redirects=False).headers["location"] == "/players"
+
+
+def report_part(page: str) -> str:
+    """A served report page without what the service adds to it: the site's menu, a player's games."""
+    page = re.sub(r'<nav class="site"[^>]*>.*?</nav>', "", page, count=1, flags=re.S)
+    return re.sub(r'<h2 id="games">.*?(?=<footer>)', "", page, count=1, flags=re.S)
 
 
 def test_only_writer_of_the_database(client: TestClient, db: Path) -> None:

@@ -8,18 +8,13 @@ test_report_browser.py (skipped without Chromium, except under CI=true).
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.helpers import Browser, problems, require_chromium, screenshots_dir
+from tests.helpers import Browser, js, problems, require_chromium, screenshots_dir, served
 from tests.service_games import faulty, ndjson, record
 
 pytestmark = pytest.mark.browser
@@ -27,36 +22,12 @@ pytestmark = pytest.mark.browser
 TOKEN = "browser-token-0123456789"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
     tokens = tmp_path / "tokens"
     tokens.write_text(TOKEN + "\n")
-    port = free_port()
-    cmd = [sys.executable, "-m", "backalley", "serve", "--db", str(tmp_path / "s.duckdb"), "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--tokens", str(tokens)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/", timeout=5):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"the service did not start: {proc.stderr.read() if proc.stderr else ''!r}"
-                    ) from None
-                time.sleep(0.2)
+    with served(tmp_path / "s.duckdb", "--tokens", str(tokens)) as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +46,6 @@ def page_problems(b: Browser, base: str) -> list[str]:
     return [
         p for p in found if not (p.startswith("request to another host: ") and p.split(": ", 1)[1].startswith(base))
     ]
-
-
-def js(b: Browser, expression: str) -> Any:
-    r = b.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)
-    if "exceptionDetails" in r:
-        raise AssertionError(f"{expression}: {r['exceptionDetails']}")
-    return r["result"].get("value")
 
 
 def follow(b: Browser, expression: str) -> None:

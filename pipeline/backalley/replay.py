@@ -11,6 +11,7 @@ collected, and after a bad play the recorded card counts as played.
 
 from __future__ import annotations
 
+import re
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,13 +23,18 @@ from msgspec import UNSET
 
 from backalley.cards import BJ, CARD_BIT, CARD_INDEX, CARD_NAMES, FULL_DECK, LJ, NO_TRUMP, SEATS, SUITS
 from backalley.records.fast import (
+    GAME_ID_PATTERN,
     AnyFastRecord,
     CardName,
     FastDeal,
     FastDealV2,
+    FastSheetDeal,
+    FastSheetRecord,
     FastTeamInts,
     FastTrick,
+    python_pattern,
     record_options,
+    sheet_problems,
     to_fast_any,
     v2_problems,
 )
@@ -40,6 +46,8 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 AnyDeal = FastDeal | FastDealV2
+#: A deal with bids and a result: one with every card, or one of a score sheet.
+BidDeal = FastDeal | FastDealV2 | FastSheetDeal
 
 ERROR = "error"
 WARNING = "warning"
@@ -71,6 +79,13 @@ CODES = (
     "FINAL_SCORE_MISMATCH",
     "INCOMPLETE",
 )
+_GAME_ID = re.compile(python_pattern(GAME_ID_PATTERN))
+#: The code only a score sheet can break: its players' tricks do not add up to the hand size.
+SHEET_CODES = ("TRICK_TOTAL",)
+#: The trump of a score sheet's deal that does not say it (it holds no cards).
+UNKNOWN_TRUMP: Final = -1
+#: A score sheet's ``trump`` word as the replay's trump.
+SHEET_TRUMP = {"S": 0, "H": 1, "D": 2, "C": 3, "none": NO_TRUMP}
 #: The codes format 2 adds (docs/rules.md §14; their triggers per ruleset in §14.1-§14.3).
 CODES_V2 = ("TRUMP", "NOT_IN_DECK", "BID_LOW", "BID_TWICE", "LOWEST_TRUMP", "BORE_LEVEL")
 #: The code that ends a record's violations when more than :data:`MAX_VIOLATIONS` were found.
@@ -217,6 +232,8 @@ class Replay:
     deals_to_play: int = 25
     #: Deals (1-based) with an error among the violations left out past :data:`MAX_VIOLATIONS`.
     unlisted_deals: frozenset[int] = frozenset()
+    #: Whether the record is a score sheet (bids and tricks taken, no cards).
+    sheet: bool = False
 
     @property
     def valid(self) -> bool:
@@ -238,6 +255,7 @@ class Replay:
             "game_id": self.game_id,
             "valid": self.valid,
             "complete": self.complete,
+            "sheet": self.sheet,
             "violations": [v.as_dict() for v in self.violations],
             "deals": [{"tricks": self._keyed(d.tricks), "points": self._keyed(d.points)} for d in self.deals],
             "final_score": None if self.final_score is None else self._keyed(self.final_score),
@@ -290,10 +308,12 @@ def _schema_errors(exc: ValidationError) -> list[Violation]:
 def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
     from pydantic import ValidationError
 
-    from backalley.records.models import MODELS_V2
+    from backalley.records.models import MODELS_V2, SHEET_MODELS
 
     name = obj.get("ruleset")
-    model = MODELS_V2.get(name) if isinstance(name, str) else None
+    sheet = obj.get("sheet") is True
+    models: dict[str, Any] = SHEET_MODELS if sheet else MODELS_V2
+    model = models.get(name) if isinstance(name, str) else None
     if model is None or name not in RULESET_CLASSES:
         known = ", ".join(f'"{r}"' for r in MODELS_V2 if r in RULESET_CLASSES)
         return [Violation("SCHEMA", f"/ruleset: a format 2 record names one of {known}", "/ruleset")]
@@ -302,7 +322,7 @@ def _schema_v2(obj: dict[str, Any]) -> list[Violation]:
     except ValidationError as exc:
         return _schema_errors(exc)
     by_path: dict[str, list[str]] = {}
-    for loc, msg in v2_problems(checked):
+    for loc, msg in (sheet_problems if sheet else v2_problems)(checked):
         by_path.setdefault(pointer(loc), []).append(msg)
     return [Violation("SCHEMA", f"{path or 'record'}: {'; '.join(msgs)}", path) for path, msgs in by_path.items()]
 
@@ -322,12 +342,33 @@ def replay(obj: Any) -> Replay:
     game_id = gid if isinstance(gid, str) else None
     problems = schema_violations(obj)
     if problems:
-        return Replay(game_id, capped(problems), [], None)
+        return Replay(game_id, capped(problems), [], None, sheet=obj.get("sheet") is True)
     try:
         rec = to_fast_any(obj)
     except msgspec.ValidationError as exc:  # the two models disagree: never silently accept
         return Replay(game_id, [Violation("SCHEMA", f"record: {exc}", "")], [], None)
     return replay_checked(rec)
+
+
+def replay_sheet_csv(raw: bytes, first_line: int) -> tuple[dict[str, Any], Replay]:
+    """One game of a CSV score sheet (its header and rows): its record, and its replay, each message
+    naming the CSV line it is about; never raises on bad content."""
+    from backalley.records.sheets import sheet_record
+
+    sheet = sheet_record(raw, first_line)
+    if sheet.errors:
+        gid = sheet.record.get("game_id")
+        found = [Violation("SCHEMA", msg, path) for path, msg in sheet.errors]
+        if not (isinstance(gid, str) and _GAME_ID.fullmatch(gid)):
+            found.append(Violation("SCHEMA", f"line {first_line}: game_id {gid!r} does not fit the format", "/game_id"))
+            gid = None
+        return sheet.record, Replay(gid, capped(found), [], None, sheet=True)
+    r = replay(sheet.record)
+    for v in r.violations:
+        line = sheet.line_of(v.path)
+        if line is not None:
+            v.message = f"{v.message} (CSV line {line})"
+    return sheet.record, r
 
 
 def _violation(
@@ -359,10 +400,15 @@ def replay_checked(rec: AnyFastRecord) -> Replay:
     outcomes: list[DealOutcome] = []
     sched = _Schedule()
     totals = [0] * len(rules.sides)
-    deals = cast("list[AnyDeal]", rec.deals)
-    for di, d in enumerate(deals):
-        outcome = _replay_deal(rules, d, di, sched, add)
-        outcomes.append(outcome)
+    sheet = isinstance(rec, FastSheetRecord)
+    if isinstance(rec, FastSheetRecord):
+        for di, sd in enumerate(rec.deals):
+            outcomes.append(_replay_sheet_deal(rules, sd, di, sched, add))
+    else:
+        deals = cast("list[AnyDeal]", rec.deals)
+        for di, d in enumerate(deals):
+            outcomes.append(_replay_deal(rules, d, di, sched, add))
+    for outcome in outcomes:
         for s, p in enumerate(outcome.points):
             totals[s] += p
     _record_checks(rules, rec, totals, sched.scored, add)
@@ -375,6 +421,7 @@ def replay_checked(rec: AnyFastRecord) -> Replay:
         rules.sides,
         rules.scored_deals,
         frozenset(found.unlisted_deals),
+        sheet,
     )
 
 
@@ -402,6 +449,62 @@ def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add
         outcome.points = tuple([p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True)])
     _check_result(rules, d, di, outcome, add)
     sched.points = outcome.points
+    return outcome
+
+
+def _replay_sheet_deal(rules: Ruleset, d: FastSheetDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
+    """One dealing of a score sheet: schedule, bidding, each player's tricks, scoring (no cards)."""
+    number = d.number
+    n = rules.hand_size(number)
+    dealer = SEAT_INDEX[d.dealer]
+    bd0, bd1, bd2, bd3 = d.bids
+    con, pass_out, bid_seats, order_ok, faults = _bidding(
+        rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
+    )
+    _check_schedule(rules, sched, di, number, dealer, pass_out, add)
+    _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
+    trump = UNKNOWN_TRUMP if d.trump is UNSET else SHEET_TRUMP[d.trump]
+    outcome = _sheet_tricks(rules, d, di, n, trump, con, pass_out, add)
+    if not pass_out and rules.has_bonus and d.rainbows is not UNSET:
+        bonus = rules.rainbow_bonus([SEAT_INDEX[s] for s in d.rainbows], n)
+        outcome.points = tuple([p + b for p, b in zip(outcome.points, bonus, strict=True)])
+    _check_result(rules, d, di, outcome, add)
+    sched.points = outcome.points
+    return outcome
+
+
+def _sheet_tricks(
+    rules: Ruleset, d: FastSheetDeal, di: int, n: int, trump: int, con: Contracts, pass_out: bool, add: Add
+) -> DealOutcome:
+    """PASS_OUT and TRICK_TOTAL; the deal's tricks by side (the sum of its players') and points."""
+    dn = di + 1
+    zeros = (0,) * len(rules.sides)
+    outcome = DealOutcome(zeros, zeros, pass_out, trump, con)
+    won = d.tricks_won
+    if pass_out:
+        if won is not UNSET:
+            add(_violation("PASS_OUT", "all four passed, yet tricks_won is given", f"/deals/{di}/tricks_won", dn))
+        return outcome
+    if won is UNSET:  # still scored: every side took 0 tricks
+        add(_violation("PASS_OUT", "no tricks_won, but not everybody passed", f"/deals/{di}", dn))
+        outcome.points = rules.deal_points(con, zeros, n)
+        return outcome
+    seats = (won.N, won.E, won.S, won.W)
+    if sum(seats) != n:
+        add(
+            _violation(
+                "TRICK_TOTAL",
+                f"tricks taken N {seats[0]} + E {seats[1]} + S {seats[2]} + W {seats[3]} = {sum(seats)}; "
+                f"deal {d.number} has {n} tricks",
+                f"/deals/{di}/tricks_won",
+                dn,
+            )
+        )
+    by_side = [0] * len(rules.sides)
+    for seat, t in enumerate(seats):
+        by_side[rules.side_of[seat]] += t
+    outcome.tricks = tuple(by_side)
+    outcome.points = rules.deal_points(con, by_side, n)
     return outcome
 
 
@@ -722,7 +825,7 @@ def _swap_faults(
 
 def _check_bids(
     rules: Ruleset,
-    d: AnyDeal,
+    d: BidDeal,
     di: int,
     n: int,
     dealer: int,
@@ -966,7 +1069,7 @@ def _leader_fault(di: int, j: int, leader: int, expected: int) -> Violation:
     )
 
 
-def _check_result(rules: Ruleset, d: AnyDeal, di: int, outcome: DealOutcome, add: Add) -> None:
+def _check_result(rules: Ruleset, d: BidDeal, di: int, outcome: DealOutcome, add: Add) -> None:
     """RESULT_MISMATCH against the recomputed tricks and points."""
     res = d.result
     if res is UNSET:

@@ -38,9 +38,11 @@ from backalley.cards import (
     SEATS,
     SUIT_MASK,
     cards_of,
+    mask_of,
 )
 from backalley.engine import DealState
-from backalley.replay import CODES
+from backalley.records.sheets import is_csv, sheet_csv
+from backalley.replay import CODES, SHEET_TRUMP, replay
 from backalley.rules import BOARD, PASS, STANDARD, Bid, Ruleset, find_ruleset
 from backalley.rules.base import FREE
 from backalley.workers import WorkerDied, guarded, pool_context, pool_errors
@@ -415,6 +417,48 @@ def record_head(rules: Ruleset, game_id: str) -> Record:
 
 def dumps(record: Record) -> str:
     return orjson.dumps(record).decode("utf-8")
+
+
+# --- a game written as a score sheet ----------------------------------------------------------
+
+_TRUMP_WORD = {v: k for k, v in SHEET_TRUMP.items()}
+
+
+def as_sheet(record: Record) -> Record:
+    """A record with every card, written as its score sheet (docs/sheets.md): each deal's bids,
+    each player's tricks counted from the cards (the replay's trick winners), the trump, the
+    seats dealt a rainbow, and the result as recorded.  ``record`` must fit the format."""
+    r = replay(record)
+    rules = find_ruleset(record.get("ruleset", "standard"), tuple(record.get("options", ())))
+    head = {k: v for k, v in record.items() if k not in ("format_version", "deals")}
+    out: Record = {"format_version": 2, "sheet": True, **head, "deals": []}
+    for deal, outcome in zip(record["deals"], r.deals, strict=True):
+        sheet: Record = {"number": deal["number"], "dealer": deal["dealer"], "bids": deal["bids"]}
+        if not outcome.pass_out:
+            won = [outcome.winners.count(seat) for seat in range(4)]
+            sheet["tricks_won"] = dict(zip(SEATS, won, strict=True))
+            sheet["trump"] = _TRUMP_WORD.get(outcome.trump, "none")
+            rainbows = _rainbow_seats(rules, deal, outcome.trump)
+            if rainbows:
+                sheet["rainbows"] = rainbows
+        if "result" in deal:
+            sheet["result"] = deal["result"]
+        out["deals"].append(sheet)
+    return out
+
+
+def _rainbow_seats(rules: Ruleset, deal: Record, trump: int) -> list[str]:
+    """The seats whose hand as dealt earns the ruleset's hand bonus (bab-online's rainbow)."""
+    if not rules.has_bonus:
+        return []
+    n = rules.hand_size(deal["number"])
+    seats = []
+    for seat in range(4):
+        alone = [0, 0, 0, 0]
+        alone[seat] = mask_of(CARD_INDEX[c] for c in deal["hands"][SEATS[seat]])
+        if rules.bonus(alone, trump, n)[rules.side_of[seat]] > 0:
+            seats.append(SEATS[seat])
+    return seats
 
 
 # --- fault injection -------------------------------------------------------------------
@@ -1041,10 +1085,31 @@ def default_workers(games: int) -> int:
     return max(1, min(cpus, games // GAMES_PER_WORKER))
 
 
+#: The faults a score sheet can show (it holds no cards): what ``simulate --sheet`` injects.
+SHEET_FAULTS = (
+    "DEAL_NUMBER",
+    "DEALER",
+    "BID_ORDER",
+    "BID_RANGE",
+    "BORE_LEVEL",
+    "BID_LOW",
+    "BID_TWICE",
+    "RESULT_MISMATCH",
+    "FINAL_SCORE_MISMATCH",
+    "INCOMPLETE",
+)
+
+
 def _game_lines(
-    games: int, seed: int, players: int, faults: float, rules: Ruleset = STANDARD, workers: int = 1
+    games: int,
+    seed: int,
+    players: int,
+    faults: float,
+    rules: Ruleset = STANDARD,
+    workers: int = 1,
+    sheet: bool = False,
 ) -> Iterator[tuple[str, str | None]]:
-    """``(json line, injected code or None)`` for each game."""
+    """``(json line, injected code or None)`` for each game (``sheet``: each written as its score sheet)."""
     if players < 4:
         raise ValueError("a game needs at least 4 players in the pool")
     pool = player_pool(players)
@@ -1053,7 +1118,7 @@ def _game_lines(
         code: str | None = None
         line: str | None = None
         if faults > 0 and frng.random() < faults:
-            codes = list(fault_codes(rules))
+            codes = [c for c in fault_codes(rules) if not sheet or c in SHEET_FAULTS]
             while codes and line is None:
                 c = codes.pop(frng.randrange(len(codes)))
                 if c == "JSON":
@@ -1064,7 +1129,15 @@ def _game_lines(
                         line = dumps(bad)
                 if line is not None:
                     code = c
-        yield (line if line is not None else dumps(rec)), code
+        line = line if line is not None else dumps(rec)
+        yield (_sheet_line(line) if sheet else line), code
+
+
+def _sheet_line(line: str) -> str:
+    """A game's line written as its score sheet, its id marked as a sheet's (``sim-sheet-…``)."""
+    sheet = as_sheet(orjson.loads(line))
+    sheet["game_id"] = "sim-sheet-" + sheet["game_id"].removeprefix("sim-")
+    return dumps(sheet)
 
 
 def _id_tag(rules: Ruleset) -> str:
@@ -1090,19 +1163,26 @@ def write_games(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     rules: Ruleset = STANDARD,
+    sheet: bool = False,
 ) -> str:
     """Write the games of ``rules`` as JSON Lines to ``out``; returns a summary for the user.
 
     ``workers`` processes play the games (default: :func:`default_workers`); the
     bytes written are the same whatever their number.  ``progress(done)`` is
-    called after each game.
+    called after each game.  ``sheet``: each game as its score sheet (docs/sheets.md),
+    as CSV when ``out`` is named ``*.csv``.
     """
     injected = 0
     n = workers if workers is not None else default_workers(games)
+    as_csv = sheet and is_csv(out.name)
     with out.open("w", encoding="utf-8", newline="\n") as fh:
-        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, rules, n), 1):
-            fh.write(line)
-            fh.write("\n")
+        for done, (line, code) in enumerate(_game_lines(games, seed, players, faults, rules, n, sheet), 1):
+            if as_csv:
+                text = sheet_csv(orjson.loads(line))
+                fh.write(text if done == 1 else text.partition("\n")[2])
+            else:
+                fh.write(line)
+                fh.write("\n")
             injected += code is not None
             if progress is not None:
                 progress(done)
@@ -1238,6 +1318,42 @@ def write_ruleset_samples(folder: Path, seed: int = 2026) -> list[tuple[str, lis
     return made
 
 
+def sheet_samples(seed: int, prefix: str, rules: Ruleset = STANDARD) -> list[tuple[str | None, Record]]:
+    """``(injected code or None, sheet)``: 2 valid games of ``rules`` written as score sheets, then one
+    sheet per code of :data:`SHEET_FAULTS` the ruleset has; the game ids start with ``prefix``."""
+    pool = player_pool(12)
+    seeds = random.Random(seed)
+    frng = random.Random(f"sheet-faults:{seed}")
+
+    def played(i: int) -> Record:
+        return make_record(f"{prefix}{seed}-{i:03d}", random.Random(seeds.getrandbits(64)), pool, i, rules=rules)
+
+    out: list[tuple[str | None, Record]] = [(None, as_sheet(played(i))) for i in range(2)]
+    for code in (c for c in fault_codes(rules) if c in SHEET_FAULTS):
+        for _ in range(50):
+            bad = inject_fault(played(len(out)), code, frng, rules)
+            if bad is not None:
+                out.append((code, as_sheet(bad)))
+                break
+    return out
+
+
+#: What a CSV sheet cannot hold: a final score, or a seat's second call in a dealing.
+NOT_IN_CSV = ("FINAL_SCORE_MISMATCH", "BID_TWICE")
+
+
+def write_sheet_samples(folder: Path, seed: int = 2026) -> tuple[list[str | None], list[str | None]]:
+    """``sheets/``: score sheets of standard games as JSON Lines and of bab-online games as CSV;
+    returns each file's injected codes in order (``None``: a valid game)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    as_json = sheet_samples(seed, "sheet-")
+    (folder / "sheets.jsonl").write_text("".join(dumps(r) + "\n" for _, r in as_json), encoding="utf-8", newline="\n")
+    as_csv = [(c, r) for c, r in sheet_samples(seed, "table-", find_ruleset("bab-online")) if c not in NOT_IN_CSV]
+    text = "".join(sheet_csv(r) if k == 0 else sheet_csv(r).partition("\n")[2] for k, (_, r) in enumerate(as_csv))
+    (folder / "table.csv").write_text(text, encoding="utf-8", newline="\n")
+    return [c for c, _ in as_json], [c for c, _ in as_csv]
+
+
 def write_samples(folder: Path, seed: int = 2026) -> None:
     """Write the committed sample data of ``data/sample/`` (see its README.md)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -1262,8 +1378,21 @@ def write_samples(folder: Path, seed: int = 2026) -> None:
         + " |"
         for label, codes in made
     )
-    readme = _README.format(seed=seed, fault_seed=seed + 1, rows=rows, bad_rows=bad_rows, ruleset_rows=ruleset_rows)
+    json_codes, csv_codes = write_sheet_samples(folder / "sheets", seed)
+    readme = _README.format(
+        seed=seed,
+        fault_seed=seed + 1,
+        rows=rows,
+        bad_rows=bad_rows,
+        ruleset_rows=ruleset_rows,
+        json_sheets=_code_list(json_codes),
+        csv_sheets=_code_list(csv_codes),
+    )
     (folder / "README.md").write_text(readme, encoding="utf-8", newline="\n")
+
+
+def _code_list(codes: list[str | None]) -> str:
+    return ", ".join(f"{k} {'valid' if c is None else f'`{c}`'}" for k, c in enumerate(codes, 1))
 
 
 _README = """# Sample data
@@ -1310,6 +1439,18 @@ violations), each under its ruleset and options.
 | ruleset | files and faulty lines |
 |---|---|
 {ruleset_rows}
+
+## `sheets/`
+
+Score sheets (docs/sheets.md): games kept as bids and each player's tricks,
+without cards, as a table that plays on paper keeps them. Each was written
+from a game played by the bots (`simulate --sheet`), its tricks counted from
+the cards; a faulty one had one fault injected into the game first.
+
+| file | games, in order |
+|---|---|
+| `sheets.jsonl` | `standard`, one sheet record a line: {json_sheets} |
+| `table.csv` | `bab-online`, one row per player and dealing, games one after the other: {csv_sheets} |
 """
 
 

@@ -25,7 +25,7 @@ import orjson
 
 from backalley.records.fast import fast_decode_any
 from backalley.records.sources import SPAN_BYTES, InputFile, Item, Span, dumps, parse, read_file, read_span, spans
-from backalley.replay import Replay, Violation, json_error, replay, replay_checked
+from backalley.replay import Replay, Violation, json_error, replay, replay_checked, replay_sheet_csv
 from backalley.workers import ordered_map
 from backalley.workers import pool_context as forkserver_context
 
@@ -94,6 +94,8 @@ def cap_records(items: Iterable[Item], limit: int) -> Iterator[Item]:
 def check_item(item: Item) -> Replay:
     if item.read_error is not None:
         return json_error(item.read_error)
+    if item.csv:
+        return replay_sheet_csv(item.raw, item.line or 1)[1]
     return check(item.raw)
 
 
@@ -168,6 +170,7 @@ def report_bytes(r: Replay, source: str, line: int | None) -> bytes:
             head[:-1],
             b',"valid":true,"complete":',
             done,
+            b',"sheet":true' if r.sheet else b',"sheet":false',
             b',"violations":[],"deals":[',
             deals,
             b'],"final_score":',

@@ -341,11 +341,11 @@ def analyse_files(paths: list[str], scope: Scope = ALL_DEALS) -> Iterator[tuple[
 # --- the store -----------------------------------------------------------------------------------
 
 #: Each game with stored deals (not pass-outs, at most ``?`` cards a hand) that have no row in
-#: ``dd_deals`` yet, with those deals.
+#: ``dd_deals`` yet, with those deals (a score sheet holds no cards: nothing to analyse).
 PENDING_SQL = """
 SELECT g.game_id, any_value(g.raw), list(d.deal ORDER BY d.deal)
 FROM games g JOIN deals d ON d.game_id = g.game_id
-WHERE g.schema_ok AND NOT d.pass_out AND d.hand_size <= ?
+WHERE g.schema_ok AND NOT g.sheet AND NOT d.pass_out AND d.hand_size <= ?
   AND NOT EXISTS (SELECT 1 FROM dd_deals x WHERE x.game_id = d.game_id AND x.deal = d.deal)
 GROUP BY g.game_id
 ORDER BY g.game_id

@@ -184,8 +184,8 @@ def record_limit(text: str | None) -> int:
 Paths = Annotated[
     list[str],
     typer.Argument(
-        help="Files (.json: one record; .jsonl: one per line), folders (searched recursively for *.json and "
-        "*.jsonl, any case) or - (standard input, one record per line).",
+        help="Files (.json: one record; .jsonl: one per line; .csv: score sheets, a game per run of rows), folders "
+        "(searched recursively for *.json, *.jsonl and *.csv, any case) or - (standard input, one record per line).",
         show_default=False,
     ),
 ]
@@ -238,7 +238,7 @@ def validate(
         except WorkerDied as exc:
             raise fail(f"{exc}; {UNCHECKED}") from None
     if summary.records == 0:
-        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file, or only blank lines)")
+        raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file, or only blank lines)")
     if not json_out:
         out.print()
         out.print(
@@ -321,6 +321,14 @@ def simulate(
     options: Annotated[
         str, typer.Option("--options", help="House options, comma-separated (e.g. no_jokers,short_deck).")
     ] = "",
+    sheet: Annotated[
+        bool,
+        typer.Option(
+            "--sheet",
+            help="Write each game as its score sheet (bids and each player's tricks, no cards); "
+            "as CSV when --out ends in .csv. Injected faults are then only those a sheet can show.",
+        ),
+    ] = False,
 ) -> None:
     """Play complete, legal games between bots and write them as JSON Lines.
 
@@ -338,6 +346,8 @@ def simulate(
         raise fail(str(exc)) from None
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
+    if out_file.name.lower().endswith(".csv") and not sheet:
+        raise fail(f"--out {out_file}: a .csv file holds score sheets: add --sheet, or name a .jsonl file")
     try:
         protected(default_db()).check_file(out_file, "--out")
     except OutputError as exc:
@@ -359,6 +369,7 @@ def simulate(
                 workers=workers,
                 progress=progress,
                 rules=rules,
+                sheet=sheet,
             )
     except OSError as exc:
         raise fail(f"--out {out_file}: {exc.strerror or exc}") from None
@@ -409,6 +420,7 @@ def report(
     (of that --event, --ruleset or period), the ruleset or the player is unknown, or a date is not one.
     """
     from backalley.reporting import PeriodError, ReportError, period, write_reports
+    from backalley.reporting.metrics import ReportLockedError
     from backalley.store.database import default_db
 
     try:
@@ -434,6 +446,8 @@ def report(
                 ruleset=ruleset,
                 period=days,
             )
+        except ReportLockedError as exc:
+            raise fail(held_advice(db, exc, "Its pages are served live at {url}/players")) from None
         except ReportError as exc:
             raise fail(str(exc)) from None
     note(f"report: {summary}")
@@ -533,7 +547,7 @@ def ingest(
     except SourceError as exc:
         raise fail(str(exc)) from None
     if not files:
-        raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+        raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
     report_problems(files)
     db_path = db if db is not None else default_db()
     n_workers = worker_count(workers if workers is not None else default_workers(), files)
@@ -591,7 +605,7 @@ def ingest_lake(paths: list[str], cluster: str | None, lake: str | None, max_rec
         check_cluster(cluster)
         files = expand(paths)
         if not files:
-            raise fail(f"no records in {', '.join(paths)} (no .json or .jsonl file)")
+            raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
         report_problems(files)
         with connect(cluster) as client:
             run = run_on(paths, lake, client, max_record_bytes=max_record_bytes).summary
@@ -783,7 +797,7 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
-    from backalley.store.database import StoreError, default_db
+    from backalley.store.database import StoreError, StoreLockedError, default_db
     from backalley.store.ingest import check_memory_limit
     from backalley.store.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
 
@@ -817,20 +831,42 @@ def query(
     }
     db_path = db if db is not None else default_db()
     try:
-        if out_file is not None:
-            write_query(db_path, sql, out_file, force=force, **options)
-        else:
-            color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-            from rich.console import Console
+        try:
+            if out_file is not None:
+                write_query(db_path, sql, out_file, force=force, **options)
+            else:
+                run_query(db_path, sql, dest=sys.stdout.buffer, **_terminal(), **options)
+                sys.stdout.flush()
+        except StoreLockedError as exc:  # `backalley serve` holds it: asked through the service
+            from backalley.service.client import query_served, write_served
 
-            width = Console().width if sys.stdout.isatty() else None
-            run_query(db_path, sql, dest=sys.stdout.buffer, width=width, styles=color, **options)
-            sys.stdout.flush()
+            del options["memory_limit"]  # (the service's own cap holds)
+            if out_file is not None:
+                write_served(db_path, exc, sql, out_file, force=force, **options)
+            else:
+                query_served(db_path, exc, sql, dest=sys.stdout.buffer, **_terminal(), **options)
+                sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (`| head`): not an error of the query
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(0) from None
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
+
+
+def held_advice(db: Path, exc: Exception, what: str) -> str:
+    """The lock error of a command that cannot ask the service holding ``db``, with what to do instead."""
+    from backalley.service.client import held_advice as advice
+
+    return advice(db, what) or str(exc)
+
+
+def _terminal() -> dict[str, Any]:
+    """How a table is drawn on standard output: its width and colours when it is a terminal."""
+    if not sys.stdout.isatty():
+        return {"width": None, "styles": False}
+    from rich.console import Console
+
+    return {"width": Console().width, "styles": not os.environ.get("NO_COLOR")}
 
 
 @app.command()
@@ -846,12 +882,16 @@ def export(
 
     Exit status: 0 on success, 2 for a database or file error.
     """
-    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.database import Store, StoreError, StoreLockedError, default_db
     from backalley.store.export import export as export_tables
 
+    db = db if db is not None else default_db()
     try:
-        with Store.open_readonly(db if db is not None else default_db(), external_access=True) as store:
+        with Store.open_readonly(db, external_access=True) as store:
             manifest = export_tables(store, out_dir, force=force)
+    except StoreLockedError as exc:
+        also = f'While it runs, `backalley query --db {db} "SELECT * FROM games" --format parquet --out games.parquet`'
+        raise fail(held_advice(db, exc, also + " writes one table (the service answers it)")) from None
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
     for name, info in manifest["tables"].items():
@@ -949,12 +989,18 @@ def show(
 
     Exit status: 0 on success, 2 when the database, game or deal cannot be found.
     """
-    from backalley.cli.show import show as render
-    from backalley.store.database import Store, StoreError, default_db
+    from urllib.parse import quote
 
+    from backalley.cli.show import show as render
+    from backalley.store.database import Store, StoreError, StoreLockedError, default_db
+
+    db = db if db is not None else default_db()
     try:
-        with Store.open_readonly(db if db is not None else default_db()) as store:
+        with Store.open_readonly(db) as store:
             found = render(store.con, game_id, deal)
+    except StoreLockedError as exc:
+        page = "{url}/games/" + quote(game_id, safe="") + (f"/deals/{deal}" if deal is not None else "")
+        raise fail(held_advice(db, exc, f"The service shows the same at {page}")) from None
     except StoreError as exc:
         raise fail(str(exc)) from None
     if found is None:
@@ -991,6 +1037,72 @@ def raw(
         sys.stdout.buffer.flush()
     except (StoreError, OSError) as exc:
         raise fail(str(exc)) from None
+
+
+sheet_app = typer.Typer(
+    help="Score sheets for a table that plays on paper: a CSV to fill in, a page to print.", no_args_is_help=True
+)
+app.add_typer(sheet_app, name="sheet")
+SheetRuleset = Annotated[str, typer.Option("--ruleset", help="The ruleset (see `backalley rulesets`).")]
+SheetOptions = Annotated[str, typer.Option("--options", help="House options, comma-separated (e.g. short_deck).")]
+SheetPlayers = Annotated[
+    str, typer.Option("--players", help="The players at N, E, S and W, comma-separated (e.g. Ann,Bo,Cy,Di).")
+]
+
+
+def _sheet_setup(ruleset: str, options: str, players: str) -> tuple[Any, tuple[str, str, str, str]]:
+    """The ruleset and the four players of a `sheet` command; a clear error for either."""
+    from backalley.rules import RulesetError, find_ruleset
+
+    try:
+        rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
+    except RulesetError as exc:
+        raise fail(str(exc)) from None
+    names = [p.strip() for p in players.split(",")] if players else ["", "", "", ""]
+    if len(names) != 4:
+        raise fail(f"--players: {len(names)} names; give 4, for N, E, S and W, comma-separated")
+    if any(len(n) > 64 or not n.isprintable() for n in names):
+        raise fail("--players: a player id is at most 64 printable characters")
+    return rules, (names[0], names[1], names[2], names[3])
+
+
+@sheet_app.command("template")
+def sheet_template(ruleset: SheetRuleset = "standard", options: SheetOptions = "", players: SheetPlayers = "") -> None:
+    """Print a CSV score sheet to fill in: the header and the 4 rows of every deal of the schedule.
+
+    Rows are in bidding order for N dealing first (reorder a dealing's rows if another seat deals;
+    the dealer of deal 1 is left empty). Fill in game_id, bid, tricks and (optionally) points, then
+    `backalley validate FILE.csv` or `backalley ingest FILE.csv`.
+    """
+    from backalley.records.sheets import template_csv
+
+    rules, names = _sheet_setup(ruleset, options, players)
+    sys.stdout.write(template_csv(rules, names))
+
+
+@sheet_app.command("print")
+def sheet_print(
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("sheet.html"),
+    ruleset: SheetRuleset = "standard",
+    options: SheetOptions = "",
+    players: SheetPlayers = "",
+) -> None:
+    """Write a blank score sheet as one self-contained HTML page that prints on one A4 or Letter page."""
+    from backalley.reporting.printsheet import sheet_html
+    from backalley.store.database import default_db
+    from backalley.store.outputs import OutputError, protected
+
+    rules, names = _sheet_setup(ruleset, options, players)
+    if out.is_dir():
+        raise fail(f"--out {out}: is a folder; give the name of the file to write")
+    try:
+        protected(default_db()).check_file(out, "--out")
+        out.write_text(sheet_html(rules, names), encoding="utf-8")
+    except OutputError as exc:
+        raise fail(str(exc)) from None
+    except OSError as exc:
+        raise fail(f"--out {out}: {exc.strerror or exc}") from None
+    note(f"wrote the score sheet of {rules.label()} to {out}")
 
 
 token_app = typer.Typer(help="API tokens for uploads to `backalley serve`.", no_args_is_help=True)

@@ -25,11 +25,14 @@ from backalley.store.outcomes import (
     DealLine,
     DoubleDummy,
     GameFigures,
+    SheetLine,
     contract_text,
+    dd_parts,
     deal_figures,
     double_dummy,
     double_dummy_values,
     game_figures,
+    sheet_lines,
 )
 
 _CARD_STYLE = {"red": "bold red", "black": "bold", "joker": "bold magenta"}
@@ -43,6 +46,9 @@ def show(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int | None = None) 
     if game is None:
         return None
     if deal is None:
+        sheet = sheet_lines(cur, game)
+        if sheet is not None:
+            return sheet_view(game, sheet, violations(cur, game_id))
         return game_view(game, violations(cur, game_id), double_dummy_values(cur, game_id))
     view = recorded_deal(cur, game_id, deal)
     if view is None:
@@ -89,6 +95,47 @@ def game_view(
     if game.winner is not None:
         head.append("; a tie" if game.winner == "tie" else f"; {game.winner} wins")
     return Group(head, _deals_table(game, dd or {}), _faults(found))
+
+
+def sheet_view(game: GameFigures, lines: list[SheetLine], found: list[dict[str, Any]]) -> RenderableType:
+    """A score sheet as the table keeps it: per deal each player's bid and tricks, each side's points and total."""
+    head = Text.assemble(("Score sheet ", "bold"), game.game_id, f" ({game.status}) · ", _ruleset(game), "\n")
+    head.append(" · ".join(f"{s}: {p if p is not None else '—'}" for s, p in game.players.items()))
+    head.append("\nKept as bids and tricks, without cards: nothing about the play is known.")
+    head.append(f"\nFinal score (recomputed): {_sides_text(game.score)}")
+    if any(v is not None for v in game.recorded_score.values()) and game.recorded_score != game.score:
+        head.append(f" (recorded: {_sides_text(game.recorded_score)})")
+    table = Table("deal", "cards", "dealer")
+    table.title = "Each player's bid/tricks taken (– a pass); each side's points and running total Σ"
+    for seat in game.players:
+        table.add_column(seat, justify="center")
+    for side in game.sides:
+        table.add_column(side, justify="right")
+        table.add_column(f"Σ {side}", justify="right")
+    for s in lines:
+        d = s.line
+        cells = [_sheet_cell(s, seat) for seat in game.players]
+        points = {r.side: r.points for r in d.sides}
+        sides = [c for side in game.sides for c in (_t(points.get(side)), _t(s.total.get(side)))]
+        table.add_row(_t(d.number), _t(d.hand_size), _t(d.dealer), *cells, *sides)
+    return Group(head, table, _faults(found))
+
+
+def _sheet_cell(s: SheetLine, seat: str) -> Text:
+    call = s.calls.get(seat)
+    bid = "?" if call is None else "–" if call.kind == "pass" else _call_word(call)
+    if s.won is None:
+        return Text(bid)
+    return Text(f"{bid}/{s.won.get(seat, '—')}")
+
+
+def _call_word(b: Any) -> str:
+    """A call as a player writes it: a number, ``board`` (with its level above 1), or a declaration."""
+    if b.kind == "board":
+        return "board" if (b.board_level or 1) == 1 else f"board{b.board_level}"
+    if b.kind == "declaration" and (b.multiplier or 1) > 1:
+        return f"{b.value} ×{b.multiplier}"
+    return str(b.value)
 
 
 def _deals_table(game: GameFigures, dd: dict[int, dict[str, int]]) -> Table:
@@ -213,20 +260,16 @@ def bid_meaning(b: BidLine) -> str:
     return text + (", rainbow" if b.rainbow else "")
 
 
+#: How ``show`` styles each role of :func:`backalley.store.outcomes.dd_parts`.
+_DD_STYLES = {"label": "bold", "values": "", "note": "dim", "missing": "dim"}
+
+
 def dd_line(dd: DoubleDummy | None, seats: bool = False) -> Text:
     """The double-dummy line of a deal: the sides' values, why there are none, or how to get them.
 
     ``seats``: the game has no partnerships, so each value is a seat's against the other three.
     """
-    if dd is None:
-        return Text("Double-dummy: not analysed (run backalley analyze)", style="dim")
-    if not dd.analysed:
-        return Text("Double-dummy: no values (the deal breaks a rule of play)", style="dim")
-    values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
-    note = " (each seat against the other three; " if seats else " ("
-    return Text.assemble(
-        ("Double-dummy: ", "bold"), values, (note + "−k after a card: tricks it cost its side vs perfect play)", "dim")
-    )
+    return Text.assemble(*((text, _DD_STYLES[role]) for text, role in dd_parts(dd, seats)))
 
 
 def _play(seat: str, card: str, fault: bool, cost: int | None) -> Text:

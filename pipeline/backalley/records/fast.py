@@ -190,7 +190,7 @@ def to_fast(value: dict[str, Any]) -> FastRecord:
     return rec
 
 
-def _nfc_players(rec: "FastRecord | FastRecordV2") -> FastPlayers:
+def _nfc_players(rec: "FastRecord | FastRecordV2 | FastSheetRecord") -> FastPlayers:
     """Put the record's player ids in NFC, in place (the replay, the store and reports see these)."""
     p = rec.players
     if not (p.N.isascii() and p.E.isascii() and p.S.isascii() and p.W.isascii()):  # ASCII is NFC already
@@ -323,9 +323,111 @@ class FastRecordV2(_FastStrict):
     played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
     event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
     final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+    #: ``false`` is a record with every card, as when it is left out (``true``: :class:`FastSheetRecord`).
+    sheet: bool | msgspec.UnsetType = msgspec.UNSET
 
 
-AnyFastRecord = FastRecord | FastRecordV2
+# --- score sheets (docs/sheets.md): bids and each player's tricks, no cards ---------------------
+
+#: The most tricks one player can take (the hand size itself is a rule: ``TRICK_TOTAL``).
+MOST_TRICKS = 13
+SheetTrump = Literal["S", "H", "D", "C", "none"]
+_Tricks = Annotated[int, msgspec.Meta(ge=0, le=MOST_TRICKS)]
+
+
+class FastSeatTricks(_FastStrict):
+    N: _Tricks
+    E: _Tricks
+    S: _Tricks
+    W: _Tricks
+
+
+class FastSheetDeal(_FastStrict):
+    """A deal of a score sheet: the bidding and each player's tricks (the ruleset's limits: :func:`sheet_problems`)."""
+
+    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
+    dealer: Seat
+    bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
+    tricks_won: FastSeatTricks | msgspec.UnsetType = msgspec.UNSET
+    trump: SheetTrump | msgspec.UnsetType = msgspec.UNSET
+    rainbows: list[Seat] | msgspec.UnsetType = msgspec.UNSET
+    result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastSheetRecord(_FastStrict):
+    """A score sheet of any ruleset (format 2, ``"sheet": true``)."""
+
+    format_version: Literal[2]
+    sheet: bool
+    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    ruleset: Literal["standard", "pereulok", "bab-online"]
+    players: FastPlayers
+    deals: list[FastSheetDeal]
+    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
+    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+
+
+def sheet_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    """What a score sheet breaks beyond its model: ``(location, message)`` pairs (both decoders run it).
+
+    ``rec`` is a sheet its model (or :class:`FastSheetRecord`) accepted: the options, then per
+    deal the number, the bid words, the rainbows and the result's keys, and the final score's keys.
+    """
+    name = rec.ruleset
+    given = getattr(rec, "options", None)
+    options = () if given in _ABSENT else tuple(given)
+    if name == "bab-online" and options:
+        return [(("options",), "ruleset bab-online takes no options")]
+    try:
+        rules = find_ruleset(name, options)
+    except RulesetError as exc:
+        return [(("options",), str(exc))]
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    sides = set(rules.sides)
+    for i, d in enumerate(rec.deals):
+        out += [(("deals", i, *loc), msg) for loc, msg in _sheet_deal_problems(rules, sides, d)]
+    fs = rec.final_score
+    if fs not in _ABSENT and set(fs) != sides:
+        out.append((("final_score",), _sides_message(rules.sides)))
+    return out
+
+
+def _sheet_deal_problems(rules: Any, sides: set[str], d: Any) -> list[tuple[tuple[int | str, ...], str]]:
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if d.number > rules.scored_deals:
+        out.append((("number",), f"Input should be less than or equal to {rules.scored_deals}"))
+    words = _BID_WORDS[rules.name]
+    for k, b in enumerate(d.bids):
+        if isinstance(b.bid, str) and b.bid not in words:
+            out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))
+    rainbows = getattr(d, "rainbows", None)
+    if rainbows not in _ABSENT:
+        if not rules.rainbow:
+            out.append((("rainbows",), f"{rules.name} has no rainbow bonus"))
+        elif d.number <= rules.scored_deals and not rules.rainbow_deal(rules.hand_size(d.number)):
+            out.append((("rainbows",), f"deal {d.number} has no rainbow bonus"))
+        if len(set(rainbows)) != len(rainbows):
+            out.append((("rainbows",), "a seat is given twice"))
+    res = d.result
+    if res not in _ABSENT:
+        for part in ("tricks", "points"):
+            if set(getattr(res, part)) != sides:
+                out.append((("result", part), _sides_message(rules.sides)))
+    return out
+
+
+def _sheet_ok(rec: Any) -> bool:
+    return rec.sheet is True and not sheet_problems(rec)
+
+
+def is_sheet(rec: Any) -> bool:
+    """Whether a decoded record is a score sheet."""
+    return isinstance(rec, FastSheetRecord)
+
+
+AnyFastRecord = FastRecord | FastRecordV2 | FastSheetRecord
 
 
 # --- one Struct per ruleset: its deal fields and bid words checked while decoding ------------
@@ -412,7 +514,7 @@ def _narrow_ok(rec: FastRecordV2) -> bool:
         if d.number > deals or (res is not msgspec.UNSET and not (res.tricks.keys() == sides == res.points.keys())):
             return False
     fs = rec.final_score
-    return fs is msgspec.UNSET or fs.keys() == sides
+    return (fs is msgspec.UNSET or fs.keys() == sides) and rec.sheet is not True
 
 
 #: The last ruleset asked of :func:`_limits` (name, options) and its answer: a file mostly holds one.
@@ -442,6 +544,7 @@ _DECODERS: tuple[tuple[msgspec.json.Decoder[Any], Any], ...] = (
     (msgspec.json.Decoder(FastStandardRecordV2), _narrow_ok),
     (msgspec.json.Decoder(FastPereulokRecordV2), _narrow_ok),
     (msgspec.json.Decoder(FastBabOnlineRecordV2), _narrow_ok),
+    (msgspec.json.Decoder(FastSheetRecord), _sheet_ok),
 )
 #: The decoder that took the last record: tried first (a file mostly holds one kind of record).
 _last = 0
@@ -477,7 +580,7 @@ def _decode_other(raw: bytes) -> AnyFastRecord | None:
     return None
 
 
-def _common_ok(rec: FastRecord | FastRecordV2) -> bool:
+def _common_ok(rec: AnyFastRecord) -> bool:
     """Four distinct players (after NFC) and a well-formed ``played_at``: what both formats check beyond
     their Structs."""
     p = _nfc_players(rec)
@@ -494,7 +597,11 @@ def _common_ok(rec: FastRecord | FastRecordV2) -> bool:
 def to_fast_any(value: dict[str, Any]) -> AnyFastRecord:
     """A record pydantic has accepted (format 1 or 2), as the Structs the replay reads."""
     if value.get("format_version") == 2:
-        rec = msgspec.convert(value, FastRecordV2, strict=True)
+        rec: FastRecordV2 | FastSheetRecord
+        if value.get("sheet") is True:
+            rec = msgspec.convert(value, FastSheetRecord, strict=True)
+        else:
+            rec = msgspec.convert(value, FastRecordV2, strict=True)
         _nfc_players(rec)
         return rec
     return to_fast(value)
@@ -502,6 +609,6 @@ def to_fast_any(value: dict[str, Any]) -> AnyFastRecord:
 
 def record_options(rec: AnyFastRecord) -> tuple[str, ...]:
     """The record's options (none for version 1)."""
-    if isinstance(rec, FastRecordV2) and rec.options is not msgspec.UNSET:
+    if isinstance(rec, FastRecordV2 | FastSheetRecord) and rec.options is not msgspec.UNSET:
         return tuple(rec.options)  # (find_ruleset puts them in order)
     return ()

@@ -28,6 +28,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     BORES,
     CARD_PATTERN,
     GAME_ID_PATTERN,
+    MOST_TRICKS,
     PLAYER_PATTERN,
     SIDE_KEYS,
     AnyFastRecord,
@@ -42,19 +43,24 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     FastPlayers,
     FastRecord,
     FastRecordV2,
+    FastSheetDeal,
+    FastSheetRecord,
     FastSideResult,
     FastTeamInts,
     FastTrick,
     OptionName,
     Seat,
+    SheetTrump,
     Suit,
     _check_datetime,
     fast_decode,
     fast_decode_any,
     instant,
+    is_sheet,
     nfc,
     python_pattern,
     record_options,
+    sheet_problems,
     to_fast,
     to_fast_any,
     v2_problems,
@@ -365,6 +371,10 @@ class _RecordV2(_Strict):
     played_at: DateTime | None = None
     event: Annotated[str, StringConstraints(max_length=128)] | None = None
     final_score: SideInts | None = None
+    #: ``false``: a record with every card, as when left out (``true``: a score sheet, :data:`SHEET_MODELS`).
+    sheet: Literal[False] | None = None
+
+    _no_null_sheet = field_validator("sheet", mode="before")(_not_null)
 
 
 class StandardRecordV2(_RecordV2):
@@ -408,22 +418,131 @@ MODELS_V2: dict[str, type[_RecordV2]] = {
 GameRecordV2 = Annotated[StandardRecordV2 | PereulokRecordV2 | BabOnlineRecordV2, Field(discriminator="ruleset")]
 
 
+# --- score sheets (docs/sheets.md) -------------------------------------------------------------
+
+Tricks = Annotated[int, Field(ge=0, le=MOST_TRICKS)]
+
+
+class SeatTricks(_Strict):
+    """The tricks each player took."""
+
+    N: Tricks
+    E: Tricks
+    S: Tricks
+    W: Tricks
+
+
+class _SheetDeal(_Strict):
+    dealer: Seat
+    tricks_won: SeatTricks | None = None
+    trump: SheetTrump | None = None
+    rainbows: list[Seat] | None = None
+    result: SideResult | None = None
+
+    _no_nulls = field_validator("tricks_won", "trump", "rainbows", "result", mode="before")(_not_null)
+
+
+class StandardSheetDeal(_SheetDeal):
+    """A deal of a ``standard`` score sheet: bids and tricks taken, no cards."""
+
+    number: Annotated[int, Field(ge=1, le=25)]
+    bids: Annotated[list[BidEntryStandardV2], Field(min_length=4, max_length=4)]
+
+
+class PereulokSheetDeal(_SheetDeal):
+    """A deal of a ``pereulok`` score sheet."""
+
+    number: Annotated[int, Field(ge=1, le=2)]
+    bids: Annotated[list[DeclarationEntry], Field(min_length=4, max_length=4)]
+
+
+class BabOnlineSheetDeal(_SheetDeal):
+    """A deal of a ``bab-online`` score sheet (``rainbows``: who was dealt one)."""
+
+    number: Annotated[int, Field(ge=1, le=13)]
+    bids: Annotated[list[BoreBidEntry], Field(min_length=4, max_length=4)]
+
+
+def _check_sheet(value: Any) -> Any:
+    if value is not True:
+        raise ValueError("a score sheet has sheet: true")
+    return value
+
+
+class _SheetRecord(_Strict):
+    format_version: Annotated[Literal[2], BeforeValidator(_check_v2_version)]
+    sheet: Annotated[Literal[True], BeforeValidator(_check_sheet)]
+    game_id: Annotated[str, StringConstraints(pattern=GAME_ID_PATTERN)]
+    players: Players
+    played_at: DateTime | None = None
+    event: Annotated[str, StringConstraints(max_length=128)] | None = None
+    final_score: SideInts | None = None
+
+
+class StandardSheet(_SheetRecord):
+    """A score sheet of ruleset ``standard``, with or without options."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="standard sheet")
+    ruleset: Literal["standard"]
+    options: Options | None = None
+    deals: list[StandardSheetDeal]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", "options", mode="before")(_not_null)
+
+
+class PereulokSheet(_SheetRecord):
+    """A score sheet of ruleset ``pereulok``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="pereulok sheet")
+    ruleset: Literal["pereulok"]
+    options: Options | None = None
+    deals: list[PereulokSheetDeal]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", "options", mode="before")(_not_null)
+
+
+class BabOnlineSheet(_SheetRecord):
+    """A score sheet of ruleset ``bab-online``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True, title="bab-online sheet")
+    ruleset: Literal["bab-online"]
+    deals: list[BabOnlineSheetDeal]
+
+    _no_nulls = field_validator("played_at", "event", "final_score", mode="before")(_not_null)
+
+
+#: The score-sheet model of each ruleset.
+SHEET_MODELS: dict[str, type[_SheetRecord]] = {
+    "standard": StandardSheet,
+    "pereulok": PereulokSheet,
+    "bab-online": BabOnlineSheet,
+}
+SheetRecord = Annotated[StandardSheet | PereulokSheet | BabOnlineSheet, Field(discriminator="ruleset")]
+
+
 def json_schema_v2() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of record format v2: ``oneOf`` on ``ruleset``."""
     from pydantic import TypeAdapter
 
-    schema = TypeAdapter(GameRecordV2).json_schema(schema_generator=_NoNullSchema)
+    schema = TypeAdapter(GameRecordV2 | SheetRecord).json_schema(schema_generator=_NoNullSchema)
     head = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID_V2,
         "title": "Back Alley game record v2",
-        "description": "A game record of a named ruleset (standard with options, pereulok, bab-online).",
+        "description": (
+            "A game record of a named ruleset (standard with options, pereulok, bab-online): "
+            'every card, or a score sheet ("sheet": true: bids and each player\'s tricks).'
+        ),
     }
     defs = schema.get("$defs", {})
     short = find_ruleset("standard", ("short_deck",)).scored_deals  # (pereulok's short deck keeps its 2 deals)
     for model, limit in (("StandardRecordV2", short), ("PereulokRecordV2", None)):
         defs[model]["allOf"] = _option_conditions(limit)
-    return {**head, **schema}
+    for model, limit in (("StandardSheet", short), ("PereulokSheet", None)):
+        defs[model]["allOf"] = _option_conditions(limit)
+    # One flat ``oneOf``: a record with every card (``sheet`` false or absent) or a sheet (``sheet`` true).
+    refs = [ref for branch in schema.pop("anyOf") for ref in branch["oneOf"]]
+    return {**head, "oneOf": refs, **schema}
 
 
 def _option_conditions(short_deck_limit: int | None) -> list[dict[str, Any]]:
@@ -468,6 +587,8 @@ __all__ = [
     "FastPlayers",
     "FastRecord",
     "FastRecordV2",
+    "FastSheetDeal",
+    "FastSheetRecord",
     "FastSideResult",
     "FastTeamInts",
     "FastTrick",
@@ -477,9 +598,11 @@ __all__ = [
     "fast_decode",
     "fast_decode_any",
     "instant",
+    "is_sheet",
     "nfc",
     "python_pattern",
     "record_options",
+    "sheet_problems",
     "to_fast",
     "to_fast_any",
     "v2_problems",

@@ -39,6 +39,8 @@ class Item:
     line: int | None
     raw: bytes
     read_error: str | None = None
+    #: Whether ``raw`` is one game of a CSV score sheet (its header and rows), not JSON.
+    csv: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,11 @@ class InputFile:
     jsonl: bool
     #: Why this path is not read (it becomes a ``JSON`` error / a reject naming the path).
     problem: str | None = None
+
+    @property
+    def csv(self) -> bool:
+        """Whether the file holds score sheets as CSV (named ``*.csv``, any case)."""
+        return self.source.lower().endswith(".csv")
 
     @property
     def stdin(self) -> bool:
@@ -72,7 +79,7 @@ STDIN = "-"
 #: A UTF-8 byte order mark, dropped from the start of a file.
 BOM = b"\xef\xbb\xbf"
 #: Extensions of the files read inside a folder (any case).
-EXTENSIONS = (".json", ".jsonl")
+EXTENSIONS = (".json", ".jsonl", ".csv")
 
 
 #: orjson turns integers beyond 64 bits into floats; such input takes the exact path.
@@ -266,6 +273,11 @@ def read_file(f: InputFile) -> Iterator[Item]:
     try:
         if f.stdin:
             yield from _lines(f.source, sys.stdin.buffer)
+        elif f.csv:
+            from backalley.records.sheets import csv_items
+
+            with f.path.open("rb", buffering=READ_BUFFER) as fh:
+                yield from csv_items(f.source, fh)
         elif not f.jsonl:
             yield Item(f.source, None, f.path.read_bytes().removeprefix(BOM))
         else:
@@ -428,7 +440,11 @@ def read_span(span: Span) -> Iterator[Item]:
     if span.error is not None:
         yield Item(f.source, None, b"", span.error)
     elif span.data is not None:
-        if f.jsonl:
+        if f.csv:
+            from backalley.records.sheets import csv_items
+
+            yield from csv_items(f.source, io.BytesIO(span.data))
+        elif f.jsonl:
             yield from range_items(f.source, span.data, span.first_line)
         else:
             yield Item(f.source, None, span.data.removeprefix(BOM))

@@ -21,7 +21,7 @@ import polars as pl
 
 from backalley.reporting.scope import Period
 from backalley.rules import RULESETS, Ruleset
-from backalley.store.database import StoreError, check_readable, connect, one_line
+from backalley.store.database import StoreError, StoreLockedError, check_readable, connect, one_line
 
 #: At most this many points in a player's score-over-games chart; more games are averaged in buckets.
 SCORE_BUCKETS = 200
@@ -70,6 +70,10 @@ RULESET_NAMES = tuple(RULESETS)
 
 class ReportError(Exception):
     """The database cannot be reported on (missing, not a store, unknown player)."""
+
+
+class ReportLockedError(ReportError):
+    """The database is held by a writer (``ingest``, ``serve``)."""
 
 
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float] | None:
@@ -214,7 +218,9 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     try:
         spill = Path(tempfile.gettempdir()) / f"backalley-report-{os.getpid()}"
         con = connect(db_path, config={"memory_limit": REPORT_MEMORY_LIMIT, "temp_directory": str(spill)})
-    except StoreError as exc:  # in use by a writer (ingest, serve), not a database: said as query says it
+    except StoreLockedError as exc:  # in use by a writer (ingest, serve): said as query says it
+        raise ReportLockedError(str(exc)) from None
+    except StoreError as exc:  # not a database
         raise ReportError(str(exc)) from None
     try:
         names = {
@@ -234,6 +240,21 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
         con.close()
         raise ReportError(f"{db_path} is not a backalley store (missing {', '.join(sorted(missing))})")
     return con
+
+
+def _sheet_counts(con: duckdb.DuckDBPyConnection, stored: bool) -> dict[str, int]:
+    """Score sheets among the games in the figures: of plain standard (``sheet_games``) and of every
+    ruleset (``all_sheet_games``), and the standard ones with a deal that does not say its trump
+    (``sheets_no_trump``): what the figures that need cards leave out (docs/metrics.md)."""
+    if not stored:
+        return {"sheet_games": 0, "all_sheet_games": 0, "sheets_no_trump": 0}
+    row = con.sql("""
+        WITH s AS (SELECT game_id FROM games WHERE sheet)
+        SELECT (SELECT count(DISTINCT game_id) FROM pd WHERE game_id IN (SELECT game_id FROM s)),
+               (SELECT count(DISTINCT game_id) FROM pda WHERE game_id IN (SELECT game_id FROM s)),
+               (SELECT count(DISTINCT game_id) FROM pd WHERE no_trump IS NULL AND game_id IN (SELECT game_id FROM s))
+    """).fetchall()[0]
+    return {"sheet_games": int(row[0]), "all_sheet_games": int(row[1]), "sheets_no_trump": int(row[2])}
 
 
 def _columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
@@ -337,18 +358,19 @@ def compute(
         ORDER BY points_per_deal DESC, player
     """)
 
-    def bids_by(dim: str, key: str) -> pl.DataFrame:
+    def bids_by(dim: str, key: str, known: str = "true") -> pl.DataFrame:
         return q(f"""
             SELECT player, {dim} AS {key}, count(*)::BIGINT AS n,
                    count(*) FILTER (WHERE tricks_won = bid_value)::BIGINT AS exact,
                    avg(abs(tricks_won - bid_value)) AS mean_abs_error,
                    avg(tricks_won - bid_value) AS mean_signed_error
-            FROM pd WHERE bid_kind IN ('pass', 'number')
+            FROM pd WHERE bid_kind IN ('pass', 'number') AND {known}
             GROUP BY ALL ORDER BY player, {key}
         """)
 
     bids_by_hand = bids_by("hand_size", "hand_size")
-    bids_by_trump = bids_by("CASE WHEN no_trump THEN 'no trump' ELSE 'trump' END", "trump")
+    # (a score sheet that does not say the trump has no_trump NULL: left out of this one breakdown)
+    bids_by_trump = bids_by("CASE WHEN no_trump THEN 'no trump' ELSE 'trump' END", "trump", "no_trump IS NOT NULL")
     bids_by_position = bids_by("bid_position", "position")
 
     bid_errors = q("""
@@ -476,6 +498,7 @@ def compute(
         "rejected": rejected,
         "boards_claimed": int(row[7]),
         "boards_made": int(row[8]),
+        **_sheet_counts(con, "sheet" in have_g),
     }
     per_ruleset = _ruleset_figures(q)
     dd = _dd_figures(con, q)
@@ -655,10 +678,12 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
         FROM ddp GROUP BY game_id, deal, team
     """
     v = "ruleset, options"
-    coverage = """
+    # The deals that could be analysed: a score sheet has no cards, so none of its deals counts.
+    sheets = "WHERE game_id NOT IN (SELECT game_id FROM games WHERE sheet)" if "sheet" in _columns(con, "games") else ""
+    coverage = f"""
         SELECT p.ruleset, p.options, p.hand_size::INTEGER AS hand_size, count(*)::BIGINT AS deals,
                count(d.game_id)::BIGINT AS analysed
-        FROM (SELECT DISTINCT game_id, deal_number, hand_size, ruleset, options FROM pda) p
+        FROM (SELECT DISTINCT game_id, deal_number, hand_size, ruleset, options FROM pda {sheets}) p
         LEFT JOIN dd_deals d ON d.game_id = p.game_id AND d.number = p.deal_number AND d.analysed
         GROUP BY ALL ORDER BY ALL
     """

@@ -54,6 +54,10 @@ class BabOnline(Ruleset):
     summary: ClassVar[str] = (
         "the web game bab-online: 13 deals 12→1→13, bores ×2/×4/×8/×16, no joker swap, rainbow bonus"
     )
+    scoring: ClassVar[str] = (
+        "A team with contract C (multiplier m) that takes T ≥ C scores 10·C·m + (T − C), else −10·C·m; "
+        "a contract of 0 scores T. +10 for each rainbow on the 4-card deal. A redeal scores 0."
+    )
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         super().__init__(options)
@@ -172,14 +176,25 @@ class BabOnline(Ruleset):
 
     def bonus(self, dealt: Sequence[int], trump: int, n: int) -> tuple[int, ...]:
         """+10 a rainbow: a 4-card hand as dealt holding all four suits (a joker: the trump suit)."""
-        out = [0, 0]
         if n != RAINBOW_HAND:
             return (0, 0)
+        seats = []
         for seat in range(PLAYERS):
             hand = dealt[seat]
             suits = {CARD_SUIT[c] for c in range(LJ) if hand >> c & 1}
             if hand & JOKERS and trump < NO_TRUMP:
                 suits.add(trump)
             if len(suits) == 4:
-                out[seat & 1] += 10
+                seats.append(seat)
+        return self.rainbow_bonus(seats, n)
+
+    def rainbow_deal(self, n: int) -> bool:
+        return n == RAINBOW_HAND
+
+    def rainbow_bonus(self, seats: Sequence[int], n: int) -> tuple[int, ...]:
+        """+10 to a seat's side for each rainbow hand of the 4-card deal."""
+        out = [0, 0]
+        if n == RAINBOW_HAND:
+            for seat in seats:
+                out[self.side_of[seat]] += 10
         return (out[0], out[1])

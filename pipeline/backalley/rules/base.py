@@ -137,6 +137,8 @@ class Ruleset:
     option_help: ClassVar[tuple[str, ...]] = ()
     #: One line about the ruleset.
     summary: ClassVar[str] = ""
+    #: How a deal is scored, in a sentence or two (the footnote of a printed score sheet).
+    scoring: ClassVar[str] = ""
     # How the reports and the store describe the ruleset's games (they ask these, never the name):
     #: ``"bids"`` (each player bids; boards by level) or ``"declarations"`` (an auction of rising
     #: declarations, one a team, with multipliers: ``pereulok``).
@@ -382,6 +384,14 @@ class Ruleset:
 
     def bonus(self, dealt: Sequence[int], trump: int, n: int) -> tuple[int, ...]:
         """Points every side earns from the hands as dealt, made or set (none in ``standard``)."""
+        return (0,) * len(self.sides)
+
+    def rainbow_deal(self, n: int) -> bool:
+        """Whether a hand of a deal of ``n`` cards can earn the rainbow bonus (a score sheet says which did)."""
+        return False
+
+    def rainbow_bonus(self, seats: Sequence[int], n: int) -> tuple[int, ...]:
+        """Every side's bonus when the hands of ``seats`` are rainbows (a score sheet holds no cards)."""
         return (0,) * len(self.sides)
 
     def deal_points(self, con: Contracts, won: Sequence[int], n: int, bonus: Sequence[int] = ()) -> tuple[int, ...]:

@@ -39,6 +39,10 @@ class Pereulok(Ruleset):
     summary: ClassVar[str] = (
         "seed 004: a match of 2 games of 13 cards, a rising team auction with ×2/×3/×4 doubles, named trump, 10·m a trick"
     )
+    scoring: ClassVar[str] = (
+        "A side whose declaration D (multiplier m) is made (T ≥ D) scores 10·m·T; a failed declaration, "
+        "or none, scores 0. A pass-out scores 0; the match is the sum of 2 games."
+    )
     known_options: ClassVar[tuple[str, ...]] = OPTIONS
     option_help: ClassVar[tuple[str, ...]] = OPTION_HELP
 

@@ -47,6 +47,11 @@ class Standard(Ruleset):
 
     name: ClassVar[str] = "standard"
     summary: ClassVar[str] = "25 deals 13→1→13, a turned trump card, the joker swap, board claims ×1…×4"
+    scoring: ClassVar[str] = (
+        "A side that bids B (its players' numbers added; a pass is 0) and takes T tricks scores 5·B + (T − B) "
+        "if T ≥ B, else −5·B; a contract of 0 scores T. A board scores 10·n·m if the side takes all n tricks, "
+        "else −10·n·m (m: ×1…×4 for the first…fourth board claim). A pass-out scores 0."
+    )
     known_options: ClassVar[tuple[str, ...]] = OPTIONS
     option_help: ClassVar[tuple[str, ...]] = OPTION_HELP
 

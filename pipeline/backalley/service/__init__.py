@@ -7,21 +7,37 @@ only writing connection; :func:`serve` runs it with uvicorn.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from backalley.service.settings import ServiceError, Settings, read_tokens_file
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 __all__ = ["ServiceError", "Settings", "read_tokens_file", "serve"]
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Run the service until interrupted (uvicorn, one process)."""
+    """Run the service until interrupted (uvicorn, one process), with the file beside the database that
+    tells other commands where it runs (:mod:`backalley.service.running`)."""
+    from backalley.service.app import create_app
+    from backalley.service.running import announced, local_url, new_token
+
+    token = new_token()
+    settings = replace(settings, local_token=token)
+    ask_for = next((h for h in settings.allowed_hosts if h != "*"), "127.0.0.1")
+    app = create_app(settings, running=lambda: announced(settings.db, local_url(host, port), ask_for, token))
+    tune_gc()
+    run_server(app, host, port)
+
+
+def run_server(app: FastAPI, host: str, port: int) -> None:
     import uvicorn
 
-    from backalley.service.app import create_app
     from backalley.service.server import BoundedH11
     from backalley.service.settings import KEEP_ALIVE_TIMEOUT, MAX_CONNECTIONS, MAX_HEADER_BYTES
 
-    app = create_app(settings)
-    tune_gc()
     uvicorn.run(
         app,
         host=host,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from http import HTTPStatus
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -37,15 +38,21 @@ def answer(request: Request, p: Problem) -> Response:
     return response
 
 
-def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
-    """The application; it opens the database (the only writer) now and closes it at shutdown."""
+def create_app(
+    settings: Settings, service: Service | None = None, running: Callable[[], AbstractContextManager[Any]] | None = None
+) -> FastAPI:
+    """The application; it opens the database (the only writer) now and closes it at shutdown.
+
+    ``running()`` is entered for as long as the application runs (``serve``: the file beside the database
+    that says where it runs; left in its shutdown, before uvicorn ends the process on a signal)."""
     svc = service if service is not None else Service(settings)
     svc.prepare_figures = pages.REPORT_PAGES.prepare
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        svc.warm()  # the players' figures: computed from the start, in the background
-        yield
+        with running() if running is not None else nullcontext():
+            svc.warm()  # the players' figures: computed from the start, in the background
+            yield
         svc.close()
 
     app = FastAPI(
@@ -84,7 +91,8 @@ def create_app(settings: Settings, service: Service | None = None) -> FastAPI:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
         return answer(
-            request, Problem(400 if where.startswith("body") else 404, f"{where}: {first.get('msg', 'invalid')}")
+            request,
+            Problem(400 if where.startswith(("body", "query")) else 404, f"{where}: {first.get('msg', 'invalid')}"),
         )
 
     @app.exception_handler(ClientDisconnect)

@@ -1,8 +1,10 @@
 """Request bodies turned into input records, with the service's limits.
 
 A body is one record (``application/json``), many (``application/x-ndjson``,
-one per line) or a file in a ``multipart/form-data`` form (field ``file``; a
-name ending in ``.json`` holds one record, anything else one per line). Each
+one per line), score sheets as CSV (``text/csv``, docs/sheets.md: each game one
+record) or a file in a ``multipart/form-data`` form (field ``file``; a name
+ending in ``.json`` holds one record, in ``.csv`` score sheets, anything else
+one per line). Each
 record becomes an :class:`~backalley.records.sources.Item` named ``source`` (and its
 line), as ``backalley ingest`` names the records of a file.
 """
@@ -10,6 +12,7 @@ line), as ``backalley ingest`` names the records of a file.
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -19,13 +22,15 @@ from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 
+from backalley.records.sheets import csv_items, is_csv
 from backalley.records.sources import Item
 from backalley.service.problems import API_PREFIX, PROBLEM_TYPE, Problem, plain_error_page, problem_body
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
 MULTIPART = "multipart/form-data"
-ACCEPTED = (JSON, NDJSON, MULTIPART)
+CSV = "text/csv"
+ACCEPTED = (JSON, NDJSON, CSV, MULTIPART)
 
 #: The source name of records sent in a request body (a multipart upload uses its file name).
 UPLOAD_SOURCE = "upload"
@@ -46,11 +51,14 @@ def check_encoding(request: Request) -> None:
         raise Problem(415, f"Content-Encoding {coding!r} is not accepted: send the body uncompressed")
 
 
-def records(body: bytes, source: str, jsonl: bool) -> list[Item]:
+def records(body: bytes, source: str, jsonl: bool, csv: bool = False) -> list[Item]:
     """The records of a body or file (a record over the size limit is the service's to refuse:
-    :meth:`backalley.service.state.Service.upload`); a gzip-compressed one is refused (415)."""
+    :meth:`backalley.service.state.Service.upload`); a gzip-compressed one is refused (415).
+    ``csv``: score sheets, each game one record."""
     if body.startswith(GZIP_MAGIC):
         raise Problem(415, f"{source}: the body is gzip-compressed, which is not accepted: send it uncompressed")
+    if csv:
+        return list(csv_items(source, io.BytesIO(body)))
     if not jsonl:
         return [Item(source, None, body)]
     items = []
@@ -85,9 +93,14 @@ async def read_items(request: Request) -> list[Item]:
         raise Problem(415, f"content type {kind or '(none)'!r} is not accepted; send one of {', '.join(ACCEPTED)}")
     if kind == MULTIPART:
         name, content, _ = await form_file(request)
-        return records(content, name, not name.endswith(".json"))
+        return file_records(content, name)
     body = await request.body()
-    return records(body, UPLOAD_SOURCE, kind == NDJSON)
+    return records(body, UPLOAD_SOURCE, kind == NDJSON, kind == CSV)
+
+
+def file_records(content: bytes, name: str) -> list[Item]:
+    """The records of an uploaded file, read by its name as ``backalley ingest`` reads a file."""
+    return records(content, name, not name.lower().endswith(".json"), is_csv(name))
 
 
 Scope = MutableMapping[str, Any]

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -16,14 +16,17 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from backalley.reporting.blocks import stylesheet
-from backalley.reporting.html import index_page, page_files, player_page
+from backalley.reporting.html import index_page, metrics_page, page_files, player_page
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics
-from backalley.service import data
-from backalley.service.api import DealNumber, reader
+from backalley.rules import RULESETS
+from backalley.service import data, listing
+from backalley.service import sql as sqlrun
+from backalley.service.api import DealNumber, game_filters, games_list, list_problem, next_link, reader, run_sql
 from backalley.service.auth import COOKIE
-from backalley.service.bodies import MULTIPART, check_encoding, form_file, media_type, records
+from backalley.service.bodies import MULTIPART, check_encoding, file_records, form_file, media_type
 from backalley.service.problems import Problem, unauthorized
 from backalley.service.state import Service
+from backalley.store.outcomes import DD_MEANING, dd_parts, double_dummy, double_dummy_values
 
 router = APIRouter(include_in_schema=False)
 
@@ -57,7 +60,30 @@ def cardspan(card: Any, fault: str | None = None) -> Markup:
     )
 
 
+#: The site's menu, the same on every page: the service's own (base.html) and the report's pages it serves.
+SITE_MENU = (
+    ("/games", "Games"),
+    ("/players", "Players"),
+    ("/sql", "SQL"),
+    ("/", "Upload"),
+    ("/metrics.html", "Definitions"),
+    ("/api/v1/openapi.json", "API"),
+)
+SITE_NAV = Markup(
+    '<nav class="site" style="display:flex;flex-wrap:wrap;gap:4px 12px;font-size:.9rem;margin-top:4px">'
+    + "".join(f'<a href="{href}">{label}</a>' for href, label in SITE_MENU)
+    + "</nav>"
+)
+
+
+def with_menu(page: str) -> str:
+    """A page of the report with the site's menu under its title."""
+    at = page.find("</h1>")
+    return page if at < 0 else page[: at + 5] + str(SITE_NAV) + page[at + 5 :]
+
+
 TEMPLATES.filters["u"] = lambda v: quote(str(v), safe="")
+TEMPLATES.globals["site_nav"] = SITE_NAV
 TEMPLATES.filters["card"] = data.card_text
 TEMPLATES.filters["color"] = data.card_color
 TEMPLATES.globals["contract"] = contract
@@ -98,7 +124,7 @@ async def upload(request: Request) -> HTMLResponse:
     name, content, fields = await form_file(request)
     if not await run_in_threadpool(svc.token_ok, fields.get("token", "").strip() or None):
         raise unauthorized("the API token is missing or not known to this service; nothing was stored")
-    items = records(content, name, not name.endswith(".json"))
+    items = file_records(content, name)
     result = await run_in_threadpool(svc.upload, items)
     return render("index.html", 413 if result["too_large"] else 200, result=result)
 
@@ -137,23 +163,111 @@ def logout() -> Response:
     return response
 
 
+def _limit(request: Request) -> int:
+    try:
+        return listing.read_limit(request.query_params.get("limit"))
+    except listing.ListError as exc:
+        raise list_problem(exc) from None
+
+
+@router.get("/games", response_class=HTMLResponse)
+def games(request: Request) -> HTMLResponse:
+    """The games index: a filter form, the table (its column heads sort it) and the next page's link."""
+    svc = reader(request)
+    filters, limit, q = game_filters(request), _limit(request), request.query_params
+    page, sort, order = games_list(svc, filters, q.get("sort"), q.get("order"), limit, q.get("after"))
+    query = {**filters.query(), "sort": sort, "order": order, "limit": str(limit)}
+    raw = {k: v for k, v in q.items() if k in ("player", "partner", "event", "ruleset", "status", "since", "until")}
+    flip = {"desc": "asc", "asc": "desc"}
+    links = {
+        col: "/games?" + urlencode({**raw, "sort": col, "order": flip[order] if col == sort else ""})
+        for col in listing.SORTS
+    }
+    api = "/api/v1/games?" + urlencode({**query, **({"after": q["after"]} if q.get("after") else {})})
+    return render(
+        "games.html",
+        games=page.rows,
+        next=next_link("/games", query, page.next),
+        sort_links=links,
+        sort=sort,
+        order=order,
+        q=raw,
+        rulesets=list(RULESETS),
+        statuses=listing.STATUSES,
+        api=api,
+        export="/api/v1/export/games?" + urlencode(filters.query()),
+    )
+
+
+@router.get("/sql", response_class=HTMLResponse)
+def sql_page(request: Request, q: str = "", params: str = "") -> HTMLResponse:
+    """A query box, the result as a table with its downloads, example queries, the tables and views."""
+    svc = reader(request)
+    given, error, answer, code = _form_params(params), None, None, 200
+    if isinstance(given, str):
+        error, code, given = given, 400, {}
+    elif q.strip():
+        try:
+            answer = sqlrun.answer_page(run_sql(svc, q, given, sqlrun.SQL_TIMEOUT))
+        except sqlrun.SqlError as exc:
+            error, code = exc.detail, exc.status
+    with svc.reader() as cur:
+        tables = sqlrun.schema(cur)
+    query = [("q", q), *((f"${k}", str(v)) for k, v in given.items())]
+    return render(
+        "sql.html",
+        code,
+        q=q,
+        params_text=params,
+        error=error,
+        answer=answer,
+        downloads={
+            f: "/api/v1/sql?" + urlencode([*query, ("format", f)]) for f in ("csv", "json", "ndjson", "parquet")
+        },
+        examples=sqlrun.EXAMPLES,
+        example_links=[
+            urlencode({"q": text, **({"params": "player="} if "$player" in text else {})})
+            for _, text in sqlrun.EXAMPLES
+        ],
+        tables=tables,
+    )
+
+
+def _form_params(text: str) -> dict[str, object] | str:
+    """The form's named parameters (``name=value`` a line), or what is wrong with them."""
+    out: dict[str, object] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, eq, value = line.partition("=")
+        name = name.strip().lstrip("$")
+        if not eq or not name.isidentifier():
+            return f"parameters, line {n}: write name=value (a name of letters, digits and _)"
+        out[name] = value
+    return out
+
+
 @router.get("/games/{game_id}", response_class=HTMLResponse)
 def game(game_id: str, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
         found = svc.game_data(cur, game_id)
+        dd = double_dummy_values(cur, game_id) if found is not None else {}
     if found is None:
         raise Problem(404, f"no game {game_id!r} is stored")
-    return game_page(found)
+    return game_page(found, dd)
 
 
-def game_page(found: dict[str, Any]) -> HTMLResponse:
-    """The game page of what :func:`backalley.service.data.game` says of a game."""
+def game_page(found: dict[str, Any], dd: dict[int, dict[str, int]] | None = None) -> HTMLResponse:
+    """The game page of what :func:`backalley.service.data.game` says of a game; ``dd``: the double-dummy
+    values of its analysed deals (:func:`backalley.store.outcomes.double_dummy_values`: a column when any)."""
     # Each dealing's line and its sides by name, for the table's rows to look up (a filter in the
     # template for each row and side took some 6 ms a page).
     lines = {line["deal"]: line for line in (found.get("by_side") or {}).get("deals", [])}
     sides = {n: {r["side"]: r for r in line["sides"]} for n, line in lines.items()}
-    return render("game.html", g=found, lines=lines, line_sides=sides)
+    dd = dd or {}
+    dd_sides = list(next(iter(dd.values()), {}))
+    return render("game.html", g=found, lines=lines, line_sides=sides, dd=dd, dd_sides=dd_sides)
 
 
 @router.get("/games/{game_id}/deals/{n}", response_class=HTMLResponse)
@@ -161,13 +275,29 @@ def deal(game_id: str, n: DealNumber, request: Request) -> HTMLResponse:
     svc = reader(request)
     with svc.reader() as cur:
         found = data.deal(cur, game_id, int(n), svc.record_text, svc.game_data, svc.trick_winners)
+        dd = double_dummy(cur, game_id, int(n)) if found is not None else None
     if found is None:
         raise Problem(404, f"game {game_id!r} has no deal {n}")
-    return render("deal.html", d=found)
+    sides = [r["side"] for r in found.sides]
+    replayed_play = found.result is not None and not found.result.get("pass_out")
+    return render(
+        "deal.html",
+        d=found,
+        dd=dd,
+        costs=dd.costs if dd is not None else {},
+        dd_line=dd_parts(dd, seats=len(sides) == 4) if dd is not None or replayed_play else [],
+        dd_meaning=DD_MEANING,
+    )
 
 
 def _report_page(text: str) -> HTMLResponse:
-    return HTMLResponse(text, headers={"Content-Security-Policy": csp()})
+    return HTMLResponse(with_menu(text), headers={"Content-Security-Policy": csp()})
+
+
+@router.get("/metrics.html", response_class=HTMLResponse)
+def definitions() -> HTMLResponse:
+    """How every figure is defined (``backalley report``'s metrics.html, where the report's pages link)."""
+    return _report_page(METRICS_PAGE)
 
 
 class _ReportPages:
@@ -215,6 +345,8 @@ def _render(m: Metrics, player: str | None) -> str:
 
 
 REPORT_PAGES = _ReportPages()
+#: The definitions page: the package's docs/metrics.md, rendered once.
+METRICS_PAGE = metrics_page()
 
 
 @router.get("/players", response_class=HTMLResponse)
@@ -240,7 +372,25 @@ def player(player_id: str, request: Request) -> HTMLResponse:
         name = _player_named(m, player_id)
     if name is None:
         raise Problem(404, f"no player {player_id!r} in the stored games{_as_of(svc)}")
-    return _report_page(REPORT_PAGES.get(m, name))
+    return _report_page(with_games(REPORT_PAGES.get(m, name), player_games(svc, name)))
+
+
+def player_games(svc: Service, name: str) -> str:
+    """The section of a player's page listing their partners and latest games (the index's first page)."""
+    filters = listing.GameFilters(player=name)
+    with svc.reader() as cur:
+        page = listing.games_page(cur, svc.cursors, filters, limit=listing.DEFAULT_LIMIT)
+        found = listing.partners(cur, name)
+    query = {**filters.query(), "sort": "played_at", "order": "desc", "limit": str(listing.DEFAULT_LIMIT)}
+    return TEMPLATES.get_template("player_games.html").render(
+        player=name, partners=found, games=page.rows, next=next_link("/games", query, page.next), sort_links=None
+    )
+
+
+def with_games(report: str, section: str) -> str:
+    """A report's player page with the section of their games before its footer."""
+    at = report.rfind("<footer>")
+    return report if at < 0 else report[:at] + section + report[at:]
 
 
 def _player_named(m: Metrics, player_id: str) -> str | None:

@@ -77,6 +77,9 @@ class Settings:
     #: Memory for the texts of stored records (:class:`~backalley.service.cache.RecordCache`), and half as
     #: much for what the game pages show of them.
     record_cache: int = RECORD_CACHE_BYTES
+    #: A token of this run that reads (never writes), kept in the file beside the database
+    #: (:mod:`backalley.service.running`): ``backalley query`` on the same file asks through it.
+    local_token: str | None = None
 
 
 def read_tokens_file(path: Path) -> frozenset[str]:

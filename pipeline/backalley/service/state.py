@@ -33,9 +33,11 @@ from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
 from backalley.service.cache import RecordCache
 from backalley.service.fresh import pack_page, unpack_page, zone
+from backalley.service.listing import Cursors
 from backalley.service.problems import Problem
 from backalley.service.replays import Replays
 from backalley.service.settings import Settings
+from backalley.service.sql import SqlRunner
 from backalley.service.writer import StoredGame, Writer
 from backalley.store.database import Store
 
@@ -124,6 +126,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self.store = Store.open(self.settings.db)
+        self.store.sandbox()  # /sql runs visitors' SQL on cursors of this connection: no file but its own
         #: The database file's identity when opened: a file deleted or replaced since is no longer the one written.
         self._file = _identity(self.settings.db)
         self._gone_logged = False
@@ -139,6 +142,10 @@ class Service:
         self.games = RecordCache(self.settings.record_cache // 2, pack_page, unpack_page)
         #: Each game's trick winners (:data:`backalley.service.data.Winners`), as JSON.
         self.winners = RecordCache(self.settings.record_cache // 4)
+        #: The index's cursors are signed with a key of this run (a cursor of an earlier run is refused).
+        self.cursors = Cursors()
+        #: Visitors' read-only SQL (``/sql``), one query at a time.
+        self.sql = SqlRunner()
         #: Games this service stored: their source, line and time of ingest (as the pages show it), newest last.
         self._fresh: OrderedDict[str, tuple[str, int | None, str]] = OrderedDict()
         self._fresh_lock = threading.Lock()

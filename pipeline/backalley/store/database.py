@@ -178,8 +178,9 @@ def check_readable(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 LAKE_KEY = "lake"
 
 
-def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
-    """No file access but to an attached lake's folder (``meta`` key :data:`LAKE_KEY`); the settings locked."""
+def _lock_down(con: duckdb.DuckDBPyConnection, lock: bool = True) -> None:
+    """No file access but to an attached lake's folder (``meta`` key :data:`LAKE_KEY`); the settings locked
+    (unless not ``lock``: a writer changes its memory settings for the length of a store)."""
     try:
         dirs = [str(r[0]) for r in con.execute("SELECT value FROM meta WHERE key = ?", [LAKE_KEY]).fetchall()]
     except duckdb.Error:  # not a backalley database: check_readable says so
@@ -187,7 +188,8 @@ def _lock_down(con: duckdb.DuckDBPyConnection) -> None:
     if dirs:
         con.execute("SET allowed_directories = ?", [dirs])
     con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
+    if lock:
+        con.execute("SET lock_configuration = true")
 
 
 class Store:
@@ -197,6 +199,8 @@ class Store:
         self.con = con
         self.path = path
         self.read_only = read_only
+        #: See :meth:`sandbox`.
+        self.sandboxed = False
         self._in_tx = False
 
     # -- opening -------------------------------------------------------------------------
@@ -331,8 +335,12 @@ class Store:
         # DuckDB scans the local variable by name (a replacement scan).  Unlike a registered
         # view, which the transaction keeps (and the Arrow table with it) until it commits,
         # nothing holds the table once the statement has run.
+        sql = f"INSERT INTO {table} BY NAME SELECT * FROM _batch"
+        if self.sandboxed:  # no scans of Python variables: the table as a relation named _batch
+            self.con.from_arrow(arrow).query("_batch", sql)
+            return int(arrow.num_rows)
         _batch = arrow  # read by name in the SQL below
-        self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _batch")
+        self.con.execute(sql)
         return int(arrow.num_rows)
 
     def delete_games(self, game_ids: Sequence[str]) -> None:
@@ -389,29 +397,45 @@ class Store:
         else is refused before any statement runs.  DuckDB's errors become
         :class:`QueryError` with DuckDB's whole message, hints included.
         """
-        from backalley.store.readonly import (  # it imports this module
-            bind_parameters,
-            check_read_only,
-            parse_statements,
-        )
+        return read_query(self.con, sql, params, check=self.read_only)
 
-        statements = parse_statements(sql)
-        values = bind_parameters(statements, params or {})
-        if self.read_only:
-            for st in statements:
-                check_read_only(st)
-        try:
-            for st, bound in zip(statements[:-1], values[:-1], strict=True):
-                earlier = self.con.sql(st.query, params=bound)
-                if earlier is not None:  # it reads and changes nothing: run it for its errors only
-                    earlier.to_arrow_reader(QUERY_BATCH_ROWS).close()
-            last = self.con.sql(statements[-1].query, params=values[-1])
-            if last is None:
-                return pa.table({}).to_reader()
-            reader: pa.RecordBatchReader = last.to_arrow_reader(QUERY_BATCH_ROWS)
-            return reader
-        except duckdb.Error as exc:
-            raise QueryError(str(exc).strip()) from None
+    def sandbox(self) -> None:
+        """Close this open store's connection to every file but its own (and an attached lake's folder),
+        as :meth:`open_readonly` does, for a writer that also answers read-only SQL (``serve``'s ``/sql``):
+        no ``read_csv``, ``COPY ... TO``, ``ATTACH`` or extension install, from then on. Its own inserts
+        then read Arrow through a relation (DuckDB's scans of Python variables are off with file access)."""
+        _lock_down(self.con, lock=False)
+        self.sandboxed = True
+
+
+def read_query(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Mapping[str, object] | None = None, *, check: bool = True
+) -> pa.RecordBatchReader:
+    """:meth:`Store.query_reader` on the connection (or cursor) ``con``; ``check``: refuse every statement that
+    does not only read (:func:`backalley.store.readonly.check_read_only`), before any runs."""
+    from backalley.store.readonly import (  # it imports this module
+        bind_parameters,
+        check_read_only,
+        parse_statements,
+    )
+
+    statements = parse_statements(sql)
+    values = bind_parameters(statements, params or {})
+    if check:
+        for st in statements:
+            check_read_only(st)
+    try:
+        for st, bound in zip(statements[:-1], values[:-1], strict=True):
+            earlier = con.sql(st.query, params=bound)
+            if earlier is not None:  # it reads and changes nothing: run it for its errors only
+                earlier.to_arrow_reader(QUERY_BATCH_ROWS).close()
+        last = con.sql(statements[-1].query, params=values[-1])
+        if last is None:
+            return pa.table({}).to_reader()
+        reader: pa.RecordBatchReader = last.to_arrow_reader(QUERY_BATCH_ROWS)
+        return reader
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).strip()) from None
 
 
 #: Rows per Arrow batch read from a query.
@@ -442,4 +466,5 @@ __all__ = [
     "default_db",
     "one_line",
     "quiet",
+    "read_query",
 ]

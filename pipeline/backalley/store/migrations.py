@@ -125,7 +125,7 @@ _NARROW_GAMES = """INSERT INTO g_games
         run_id, ingested_at, format_version, ruleset, played_at, event, player_n, player_e, player_s,
         player_w, valid, complete, status, schema_ok, dealings, scored_deals, pass_outs, errors,
         warnings, score_ns, score_ew, recorded_score_ns, recorded_score_ew, winner, options,
-        backalley_zstd(raw)
+        backalley_zstd(raw), false
     FROM games"""
 #: ... then every other version-4 table into its narrow table, a batch of games at a time (the
 #: games with keys in ``[$lo, $hi)``: the memory of a step stays that of a batch), and dropped.
@@ -239,6 +239,20 @@ def _redo_dd(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(step)
 
 
+#: Version 7 -> 8 (score sheets): which games are sheets, and the trump of a deal may be unknown
+#: (a sheet holds no cards). (A database narrowed from version 4 has both already.)
+_SHEET_STEPS = (
+    "ALTER TABLE g_games ADD COLUMN IF NOT EXISTS sheet BOOLEAN DEFAULT false",
+    "ALTER TABLE g_deals ALTER COLUMN trump DROP NOT NULL",
+)
+
+
+def _add_sheets(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 7 -> 8: see :data:`_SHEET_STEPS`."""
+    for step in _SHEET_STEPS:
+        con.execute(step)
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _add_api_tokens,
     2: _add_dd_tables,
@@ -246,6 +260,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     4: _narrow,
     5: _dd_sides,
     6: _redo_dd,
+    7: _add_sheets,
 }
 
 

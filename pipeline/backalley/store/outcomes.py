@@ -267,6 +267,47 @@ def deal_figures(cur: duckdb.DuckDBPyConnection, game: GameFigures, deal: int) -
 
 
 @dataclass(slots=True)
+class SheetLine:
+    """One dealing of a score sheet as written: each seat's call and tricks, each side's points and total."""
+
+    line: DealLine
+    calls: dict[str, BidLine]
+    #: Tricks each seat took (``None`` for a pass-out).
+    won: dict[str, int] | None
+    total: dict[str, int]
+
+
+def sheet_lines(cur: duckdb.DuckDBPyConnection, game: GameFigures) -> list[SheetLine] | None:
+    """The dealings of a stored score sheet (bids and tricks, no cards); ``None`` when the game is no sheet."""
+    gid = game.game_id
+    row = cur.execute("SELECT sheet FROM games WHERE game_id = ?", [gid]).fetchone()
+    if row is None or not row[0] or not game.sides:
+        return None
+    calls: dict[int, dict[str, BidLine]] = {}
+    for r in _rows(
+        cur,
+        "SELECT deal, position, seat, player, kind, value, board_level, multiplier, side, rainbow"
+        " FROM bids WHERE game_id = ? ORDER BY deal, position",
+        [gid],
+    ):
+        deal = r.pop("deal")
+        calls.setdefault(deal, {})[r["seat"]] = BidLine(**r)
+    won = {
+        deal: dict(zip(SEATS, seats, strict=True))
+        for deal, *seats in cur.execute(
+            "SELECT deal, won_n, won_e, won_s, won_w FROM deals WHERE game_id = ?", [gid]
+        ).fetchall()
+    }
+    total = dict.fromkeys(game.sides, 0)
+    out = []
+    for d in game.deals:
+        for side in d.sides:
+            total[side.side] += side.points or 0
+        out.append(SheetLine(d, calls.get(d.deal, {}), None if d.pass_out else won.get(d.deal), dict(total)))
+    return out
+
+
+@dataclass(slots=True)
 class DoubleDummy:
     """A dealing's row of ``dd_deals``, its sides' values (``dd_deal_sides``) and its plays' costs (``dd_plays``)."""
 
@@ -291,6 +332,33 @@ def double_dummy(cur: duckdb.DuckDBPyConnection, game_id: str, deal: int) -> Dou
     ).fetchall()
     costs = {(int(t), int(p)): int(c) for t, p, c in plays}
     return DoubleDummy(True, double_dummy_values(cur, game_id, deal).get(deal, {}), costs)
+
+
+#: What double dummy means, in one line (the deal page says it above the values).
+DD_MEANING = (
+    "Double dummy: the tricks each side would take if everyone saw all four hands and every card"
+    " were played perfectly from the opening lead."
+)
+
+
+def dd_parts(dd: DoubleDummy | None, seats: bool = False) -> list[tuple[str, str]]:
+    """The double-dummy line of a deal as pieces of text, each with its role: ``label``, ``values``,
+    ``note`` or ``missing`` (the whole line when there are no values: why, or how to get them).
+    ``show`` styles each role in the terminal, the deal page in HTML: both say the same words.
+
+    ``seats``: the game has no partnerships, so each value is a seat's against the other three.
+    """
+    if dd is None:
+        return [("Double-dummy: not analysed (run backalley analyze)", "missing")]
+    if not dd.analysed:
+        return [("Double-dummy: no values (the deal breaks a rule of play)", "missing")]
+    values = ", ".join(f"{side} {v}" for side, v in dd.values.items())
+    note = " (each seat against the other three; " if seats else " ("
+    return [
+        ("Double-dummy: ", "label"),
+        (values, "values"),
+        (note + "−k after a card: tricks it cost its side vs perfect play)", "note"),
+    ]
 
 
 #: The order sides are shown in: the teams, then the seats (each ruleset's own order).
@@ -356,6 +424,7 @@ def page_sides(game: GameFigures) -> dict[str, Any]:
 
 
 __all__ = [
+    "DD_MEANING",
     "BidLine",
     "DealFigures",
     "DealLine",
@@ -364,6 +433,7 @@ __all__ = [
     "SideResult",
     "among_ids",
     "contract_text",
+    "dd_parts",
     "deal_figures",
     "double_dummy",
     "double_dummy_values",

@@ -66,7 +66,7 @@ def check_out(out: Path, db: Path, force: bool) -> None:
 
 
 @contextmanager
-def _deadline(con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[threading.Event]:
+def deadline(con: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[threading.Event]:
     """Interrupt whatever ``con`` runs once ``seconds`` have passed; the event tells whether it fired."""
     fired = threading.Event()
 
@@ -110,13 +110,13 @@ def run_query(
     Raises :class:`~backalley.store.database.QueryError` (DuckDB's whole message, a time
     limit or memory cap reached) or :class:`~backalley.store.database.StoreError`.
     """
-    with Store.open_readonly(db, memory_limit=memory_limit) as store, _deadline(store.con, timeout) as fired:
+    with Store.open_readonly(db, memory_limit=memory_limit) as store, deadline(store.con, timeout) as fired:
         try:
             reader = store.query_reader(sql, params)
             if fmt is Format.table:
                 dest.write(table_text(reader, max_rows, width, styles).encode("utf-8"))
             else:
-                _copy(reader, fmt, dest, memory_limit)
+                copy_rows(reader, fmt, dest, memory_limit)
         except (duckdb.Error, QueryError) as exc:
             raise _explain(exc, fired, timeout, memory_limit) from None
 
@@ -138,7 +138,7 @@ def write_query(db: Path, sql: str, out: Path, *, force: bool = False, **options
         tmp.unlink(missing_ok=True)
 
 
-def _copy(reader: pa.RecordBatchReader, fmt: Format, dest: IO[bytes], memory_limit: str) -> None:
+def copy_rows(reader: pa.RecordBatchReader, fmt: Format, dest: IO[bytes], memory_limit: str) -> None:
     """Stream the rows through DuckDB's writer for ``fmt`` into ``dest``."""
     if not reader.schema.names:
         return

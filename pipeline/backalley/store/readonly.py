@@ -91,6 +91,14 @@ def check_read_only(statement: Any) -> None:
         check_read_only(parts[0])
 
 
+def explained(statement: Any) -> str:
+    """The text of the statement an ``EXPLAIN`` statement explains (the statement itself for any other)."""
+    text: str = statement.query
+    if statement.type.name != "EXPLAIN":
+        return text
+    return _explained(text, duckdb.tokenize(text))
+
+
 def _token_text(text: str, tokens: Sequence[tuple[int, Any]], i: int) -> str:
     end = tokens[i + 1][0] if i + 1 < len(tokens) else len(text)
     return text[tokens[i][0] : end].strip()
@@ -112,4 +120,11 @@ def _explained(text: str, tokens: Sequence[tuple[int, Any]]) -> str:
     return text[tokens[i][0] :] if i < len(tokens) else ""
 
 
-__all__ = ["READ_PRAGMAS", "READ_STATEMENTS", "bind_parameters", "check_read_only", "parse_statements"]
+__all__ = [
+    "READ_PRAGMAS",
+    "READ_STATEMENTS",
+    "bind_parameters",
+    "check_read_only",
+    "explained",
+    "parse_statements",
+]

@@ -40,6 +40,7 @@ from msgspec import UNSET
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
 from backalley.records.models import (
     AnyFastRecord,
+    FastSheetDeal,
     FastTeamInts,
     fast_decode_any,
     instant,
@@ -51,11 +52,13 @@ from backalley.replay import (
     ERROR,
     SEAT_INDEX,
     SEAT_NAMES,
-    AnyDeal,
+    UNKNOWN_TRUMP,
+    BidDeal,
     DealOutcome,
     Replay,
     replay,
     replay_checked,
+    replay_sheet_csv,
     ruleset_of,
 )
 from backalley.rules import BOARD, PASS, RULESETS, Bid, Contract, Ruleset, RulesetError, canonical_options
@@ -220,6 +223,7 @@ GAME_FIELDS = (
     "recorded_score_ew",
     "winner",
     "options",
+    "sheet",
 )
 GAME_SIDE_FIELDS = ("game_id", "side", "score", "recorded_score")
 VIOLATION_FIELDS = ("game_id", "ordinal", "code", "severity", "message", "path", "deal", "trick", "seat")
@@ -332,6 +336,8 @@ def with_raw(built: Built, item: Item) -> Built:
 def _build_item(item: Item, sha: str) -> Built:
     if item.read_error is not None:
         return Built(sha, reject="json", message=item.read_error)
+    if item.csv:
+        return _build_value(*replay_sheet_csv(item.raw, item.line or 1), sha)
     rec = fast_decode_any(item.raw)
     if rec is not None:
         return build_game(rec, replay_checked(rec), sha)
@@ -341,6 +347,11 @@ def _build_item(item: Item, sha: str) -> Built:
     if not isinstance(value, dict):
         r = replay(value)
         return Built(sha, reject="no_game_id", message=r.violations[0].message)
+    return _build_value(value, replay(value), sha)
+
+
+def _build_value(value: dict[str, Any], r: Replay, sha: str) -> Built:
+    """Row data of a parsed JSON object and its replay (a game, or the reject it is)."""
     gid = value.get("game_id")
     if not isinstance(gid, str):
         why = (
@@ -349,11 +360,10 @@ def _build_item(item: Item, sha: str) -> Built:
             else f"game_id is {'null' if gid is None else type(gid).__name__}, not a string"
         )
         return Built(sha, reject="no_game_id", message=why)
-    r = replay(value)
     if any(v.code == "SCHEMA" and v.path == "/game_id" for v in r.violations):
         msg = "; ".join(v.message for v in r.violations if v.code == "SCHEMA")
         return Built(sha, game_id=gid, reject="schema_no_id", message=msg[:MAX_MESSAGE])
-    if not any(v.code == "SCHEMA" for v in r.violations):
+    if not any(v.code == "SCHEMA" for v in r.violations) and r.final_score is not None:
         return build_game(to_fast_any(value), r, sha)
     return build_schema_invalid(value, r, sha)
 
@@ -417,6 +427,7 @@ def _game_row(
         *(recorded if teams and recorded else (None, None)),
         None if final is None else _winner(r.sides, final),
         options,
+        r.sheet,
     )
 
 
@@ -563,22 +574,27 @@ def _joined(parts: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
     return b"".join(p[0] for p in parts), nulls if 1 in nulls else b""
 
 
-def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
-    """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand."""
+def _rainbows(rules: Ruleset, d: BidDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
+    """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand
+    (a score sheet's deal names the seats dealt a rainbow)."""
     if not rules.has_bonus:
         return bid_ints
     out = list(bid_ints)
     n = rules.hand_size(d.number)
-    hands = (d.hands.N, d.hands.E, d.hands.S, d.hands.W)
     width = len(BID_INTS)
     for k in range(0, len(out), width):
         seat = out[k]
         if seat is None or o.pass_out:
             continue
-        alone = [0, 0, 0, 0]
-        for name in hands[seat]:
-            alone[seat] |= 1 << CARD_INDEX[name]
-        out[k + width - 1] = int(rules.bonus(alone, o.trump, n)[rules.side_of[seat]] > 0)
+        if isinstance(d, FastSheetDeal):
+            named = d.rainbows is not UNSET and SEAT_NAMES[seat] in d.rainbows
+            bonus = rules.rainbow_bonus([seat] if named else [], n)
+        else:
+            alone = [0, 0, 0, 0]
+            for name in (d.hands.N, d.hands.E, d.hands.S, d.hands.W)[seat]:
+                alone[seat] |= 1 << CARD_INDEX[name]
+            bonus = rules.bonus(alone, o.trump, n)
+        out[k + width - 1] = int(bonus[rules.side_of[seat]] > 0)
     return tuple(out)
 
 
@@ -625,7 +641,7 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     bid_parts: list[tuple[bytes, bytes]] = []
     outcomes = r.deals
     bonus = rules.has_bonus
-    for d, o in zip(cast("list[AnyDeal]", rec.deals), outcomes, strict=True):
+    for d, o in zip(cast("list[BidDeal]", rec.deals), outcomes, strict=True):
         n = rules.hand_size(d.number)
         key = tuple(map(_bid_key, d.bids))
         per_side = _sides_of(rules, d, o, key, n)
@@ -675,7 +691,7 @@ _PASSED_OUT = (None, None, None, None)
 
 
 def _sides_of(
-    rules: Ruleset, d: AnyDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
+    rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
 ) -> list[tuple[int | None, ...]]:
     """Per side of one dealing of ``n`` cards (``bids``: its calls): its :data:`SIDE_INTS`."""
     res = d.result
@@ -703,11 +719,17 @@ def _sides_of(
     return out
 
 
-def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
+def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
     """The :data:`DEAL_INTS` of one dealing (the NS/EW columns NULL without partnerships)."""
-    swap = d.joker_swap
     ws = o.winners
-    trump_card = d.trump_card
+    if isinstance(d, FastSheetDeal):  # no cards: each player's tricks as written
+        swap: Any = UNSET
+        trump_card: Any = UNSET
+        w = d.tricks_won
+        won = (0, 0, 0, 0) if w is UNSET else (w.N, w.E, w.S, w.W)
+    else:
+        swap, trump_card = d.joker_swap, d.trump_card
+        won = (ws.count(0), ws.count(1), ws.count(2), ws.count(3))
     if len(sides) == 2:
         ns, ew = sides  # SIDE_INTS: side, kind, contract, multiplier, level, tricks, points, made, recorded x2
         teams: tuple[int | None, ...] = (
@@ -723,16 +745,13 @@ def _deal_ints(d: AnyDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
         n,
         SEAT_INDEX[d.dealer],
         None if trump_card is UNSET else CARD_INDEX[trump_card],
-        o.trump,
+        None if o.trump == UNKNOWN_TRUMP else o.trump,
         None if swap is UNSET else SEAT_INDEX[swap.seat],
         None if swap is UNSET else CARD_INDEX[swap.drawn],
         o.pass_out,
         o.contracts.opening_leader,
         *teams,
-        ws.count(0),
-        ws.count(1),
-        ws.count(2),
-        ws.count(3),
+        *won,
         *recorded,
         len(ws),
     ]

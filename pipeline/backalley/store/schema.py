@@ -23,7 +23,7 @@ from backalley.store.rows import (
 )
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Every table, in the order a game's rows are written (``meta`` aside).
 TABLES = (
@@ -214,7 +214,8 @@ CREATE TABLE g_games (
     recorded_score_ew  BIGINT,
     winner             VARCHAR,
     options            VARCHAR NOT NULL DEFAULT '',
-    raw_zstd           BLOB NOT NULL USING COMPRESSION uncompressed
+    raw_zstd           BLOB NOT NULL USING COMPRESSION uncompressed,
+    sheet              BOOLEAN DEFAULT false
 )""",
     "g_deals": """
 CREATE TABLE g_deals (
@@ -224,7 +225,7 @@ CREATE TABLE g_deals (
     hand_size         INTEGER NOT NULL,
     dealer            TINYINT NOT NULL,
     trump_card        TINYINT,
-    trump             TINYINT NOT NULL,
+    trump             TINYINT,
     joker_swap_seat   TINYINT,
     joker_swap_drawn  TINYINT,
     pass_out          BOOLEAN NOT NULL,
@@ -342,7 +343,7 @@ def _table_views() -> dict[str, str]:
 SELECT game_id, content_hash, source, line, run_id, ingested_at, format_version, ruleset, played_at,
     event, player_n, player_e, player_s, player_w, valid, complete, status, schema_ok, dealings,
     scored_deals, pass_outs, errors, warnings, score_ns, score_ew, recorded_score_ns,
-    recorded_score_ew, winner, {RAW_FUNCTION}(raw_zstd) AS raw, options
+    recorded_score_ew, winner, {RAW_FUNCTION}(raw_zstd) AS raw, options, coalesce(sheet, false) AS sheet
 FROM {{g_games}}""",
         "deals": f"""
 SELECT g.game_id, d.deal, d.number, d.hand_size,

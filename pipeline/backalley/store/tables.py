@@ -70,6 +70,7 @@ GAME_TYPES: dict[str, Any] = {
     "recorded_score_ew": _I64,
     "winner": _STR,
     "options": _STR,
+    "sheet": _BOOL,
 }
 GAME_SIDE_TYPES: dict[str, Any] = {"game_id": _STR, "side": _STR, "score": _I32, "recorded_score": _I64}
 VIOLATION_TYPES: dict[str, Any] = {
