@@ -546,3 +546,25 @@ def problems(events: list[dict[str, Any]]) -> list[str]:
 def screenshots_dir() -> Path:
     env = os.environ.get("REPORT_SCREENSHOTS")
     return Path(env) if env else Path(tempfile.gettempdir()) / "backalley-report-screenshots"
+
+
+def passed_out(rec: dict[str, Any], hands: bool = False) -> dict[str, Any]:
+    """``rec`` with its first deal passed out by four passes (no tricks, no result), without its hands
+    unless ``hands``."""
+    rec = json.loads(json.dumps(rec))
+    d = rec["deals"][0]
+    d["bids"] = [{**b, "bid": "pass"} for b in d["bids"]]
+    d["tricks"] = []
+    d.pop("result", None)
+    if not hands:
+        del d["hands"]
+    return rec
+
+
+def with_redeal(rec: dict[str, Any], k: int, hands: bool) -> dict[str, Any]:
+    """``rec`` with a redeal (four passes, by the same dealer, of the same number) before its deal ``k``."""
+    rec = json.loads(json.dumps(rec))
+    d = rec["deals"][k]
+    redeal = passed_out({"deals": [d]}, hands)["deals"][0]
+    rec["deals"].insert(k, redeal)
+    return rec

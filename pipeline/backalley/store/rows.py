@@ -40,6 +40,7 @@ from msgspec import UNSET
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
 from backalley.records.models import (
     AnyFastRecord,
+    FastHands,
     FastTeamInts,
     fast_decode_any,
     instant,
@@ -565,11 +566,12 @@ def _joined(parts: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
 
 def _rainbows(rules: Ruleset, d: AnyDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand."""
-    if not rules.has_bonus:
+    if not rules.has_bonus or o.pass_out:  # (a passed-out deal may be recorded without its hands)
         return bid_ints
     out = list(bid_ints)
     n = rules.hand_size(d.number)
-    hands = (d.hands.N, d.hands.E, d.hands.S, d.hands.W)
+    hd = cast("FastHands", d.hands)
+    hands = (hd.N, hd.E, hd.S, hd.W)
     width = len(BID_INTS)
     for k in range(0, len(out), width):
         seat = out[k]
