@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import engineio  # type: ignore[import-untyped]
 import socketio  # type: ignore[import-untyped]
 
 from backalley.recorder.sink import Sink
@@ -102,9 +103,32 @@ class _Answers:
             return self._got.pop(event, None)
 
 
+class _InOrder(engineio.Client):  # type: ignore[misc]
+    """Engine.IO's client, handling each message before it reads the next.
+
+    Its own starts a thread per message, so that two events sent one after the other may be
+    handled in the other order: a game's cards would then come out of turn. Only Socket.IO's
+    event packets (type ``2``) are handled in the reading thread; the others (a disconnect, which
+    joins that thread) as before. (Engine.IO's ``_trigger_event``; tests/test_recorder.py fails if
+    this stops holding.)
+    """
+
+    def _trigger_event(self, event: str, *args: Any, **kwargs: Any) -> Any:
+        if event == "message" and args and isinstance(args[0], str) and args[0][:1] == "2":
+            kwargs["run_async"] = False
+        return super()._trigger_event(event, *args, **kwargs)
+
+
+class _Client(socketio.Client):  # type: ignore[misc]
+    """A Socket.IO client that handles a connection's events in the order they came, and does not
+    reconnect by itself (the recorder does, to rejoin its game)."""
+
+    def _engineio_client_class(self) -> type[engineio.Client]:
+        return _InOrder
+
+
 def _client() -> Any:
-    """A Socket.IO client that does not reconnect by itself (the recorder does, to rejoin its game)."""
-    return socketio.Client(reconnection=False, logger=False, engineio_logger=False)
+    return _Client(reconnection=False, logger=False, engineio_logger=False)
 
 
 def _ok(answer: Any) -> tuple[bool, str]:

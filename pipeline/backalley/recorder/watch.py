@@ -64,8 +64,12 @@ class Watch:
     def _keep(self, name: Any, data: Any, at: str | None) -> None:
         if self._file is not None:
             entry = {"event": name, "data": data, **({"at": at} if at else {})}
-            self._file.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
-            self._file.flush()
+            try:
+                self._file.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+                self._file.flush()
+            except (OSError, TypeError, ValueError) as exc:
+                self.sink.say(f"{self._file.name}: the transcript is not kept any more: {exc}")
+                self._file = None
 
 
 def replay_files(paths: Iterable[Path], sink: Sink) -> None:
