@@ -12,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from backalley.records.observed import Transcriber, Written, bid, card, players, transcribe
 from backalley.validate import check
+from tests.helpers import json_values
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bab-online"
 SCORES = json.loads((FIXTURES / "scores.json").read_text(encoding="utf-8"))
@@ -226,3 +229,59 @@ def test_the_harness_plays_the_committed_fixtures_again(tmp_path: Path) -> None:
     for name in GAMES[:3]:
         assert (out / name).read_bytes() == (FIXTURES / name).read_bytes(), name
     assert json.loads((out / "scores.json").read_text())["games"] == {g: SCORES["games"][g] for g in GAMES[:3]}
+
+
+def short(name: str) -> list[dict[str, Any]]:
+    """The first three dealings of a game and its end: quick to edit and replay."""
+    evs = events(name)
+    return [*evs[: where(evs, "handComplete", 2) + 1], evs[-1]]
+
+
+SHORT = short("game-04.jsonl.gz")
+EDITS = st.one_of(
+    st.tuples(st.just("drop"), st.integers(0, 10**6)),
+    st.tuples(st.just("twice"), st.integers(0, 10**6)),
+    st.tuples(st.just("swap"), st.integers(0, 10**6)),
+    st.tuples(st.just("field"), st.integers(0, 10**6), st.text(max_size=12), json_values()),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(EDITS, max_size=4))
+def test_an_edited_stream_never_raises_and_writes_only_well_formed_records(edits: list[Any]) -> None:
+    """Events dropped, repeated, swapped or given odd values: no exception, no record that is not a record."""
+    evs = json.loads(json.dumps(SHORT))
+    for edit in edits:
+        k = edit[1] % len(evs)
+        if edit[0] == "drop":
+            del evs[k]
+        elif edit[0] == "twice":
+            evs.insert(k, evs[k])
+        elif edit[0] == "swap" and k + 1 < len(evs):
+            evs[k], evs[k + 1] = evs[k + 1], evs[k]
+        elif edit[0] == "field":
+            data = evs[k]["data"]
+            name = edit[2] if not isinstance(data, dict) or not data or edit[2] else sorted(data)[k % len(data)]
+            evs[k] = {**evs[k], "data": {**data, name: edit[3]} if isinstance(data, dict) else edit[3]}
+    for w in transcribe(texts(evs)):
+        if w.record is not None:
+            assert "SCHEMA" not in codes(w.record), (w.notes, edits)
+        else:
+            assert w.notes
+
+
+def test_an_id_or_names_a_record_cannot_have_and_a_bad_time_are_never_written() -> None:
+    evs = short("game-04.jsonl.gz")
+    odd_id = [{**e, "data": {**e["data"], "gameId": "a b/c"}} if e["event"] == "gameStart" else e for e in evs]
+    w = one(odd_id)
+    assert w.record is None and "is not one a record can have: nothing written" in w.notes[-1]
+    start = where(evs, "gameStart", 0)
+    info = [{**p, "username": "x" * 65} if p["position"] == 2 else p for p in evs[start]["data"]["playerInfo"]]
+    long_name = [*evs[:start], {**evs[start], "data": {**evs[start]["data"], "playerInfo": info}}, *evs[start + 1 :]]
+    w = one([e for e in long_name if e["event"] != "positionUpdate"])
+    assert w.record is None and "are not four a record can have" in w.notes[-1]
+    timed = [{**e, "at": "yesterday"} if e["event"] == "gameStart" else e for e in evs]
+    w = one(timed)
+    assert w.record is not None and "played_at" not in w.record
+    timed = [{**e, "at": "2026-03-16T20:00:00.123Z"} for e in evs]
+    assert one(timed).record["played_at"] == "2026-03-16T20:00:00.123Z"  # type: ignore[index]

@@ -13,10 +13,13 @@ its first deal to ``gameEnd``. Bad input never raises: it is a note in :attr:`Wr
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from backalley.records.fast import GAME_ID_PATTERN, PLAYER_PATTERN, instant, nfc, python_pattern
 from backalley.rules import find_ruleset
 
 #: bab-online's positions 1, 2, 3, 4 are the record's seats N, E, S, W.
@@ -33,6 +36,8 @@ EVENTS = frozenset(
     }
 )  # fmt: skip
 DISCONNECT = "disconnect"
+_GAME_ID = re.compile(python_pattern(GAME_ID_PATTERN))
+_PLAYER = re.compile(python_pattern(PLAYER_PATTERN))
 _RULES = find_ruleset("bab-online")
 #: The deal number of each hand size, by bab-online's schedule.
 _NUMBER = {_RULES.hand_size(k): k for k in range(1, _RULES.scored_deals + 1)}
@@ -296,7 +301,7 @@ class Transcriber:
         if self.dealing is not None:
             self._lose("a new dealing started before it ended")
         if self.game is None:
-            self.game = _Game(game_id, dict(self.names), at, base=scores)
+            self.game = _Game(game_id, dict(self.names), _time(at), base=scores)
             if dealing.number != 1:
                 self.game.whole = False
                 self.game.notes.append(f"joined at deal {dealing.number}: the deals before it were not seen")
@@ -360,8 +365,9 @@ class Transcriber:
         assert game is not None
         if not game.deals:
             return Written(game.game_id, None, [*game.notes, "no dealing was seen whole: nothing written"])
-        if len(game.names) < 4:
-            return Written(game.game_id, None, [*game.notes, "the players' names were not seen: nothing written"])
+        why = _unwritable(game)
+        if why:
+            return Written(game.game_id, None, [*game.notes, f"{why}: nothing written"])
         rec: dict[str, Any] = {
             "format_version": 2,
             "game_id": game.game_id,
@@ -379,6 +385,30 @@ class Transcriber:
         return Written(game.game_id, rec, game.notes)
 
 
+def _unwritable(game: _Game) -> str:
+    """Why the game's id or players cannot be a record's (``""``: they can)."""
+    if not _GAME_ID.search(game.game_id):
+        return f"the game id {game.game_id!r:.40} is not one a record can have"
+    if len(game.names) < 4:
+        return "the players' names were not seen"
+    shown = players(game.names)
+    bad = [n for n in shown.values() if not _PLAYER.search(n)]
+    if bad or len({nfc(n) for n in shown.values()}) < 4:
+        return f"the players' names {sorted(shown.values())!r:.120} are not four a record can have"
+    return ""
+
+
+def _time(at: str | None) -> str | None:
+    """``at`` if it is an RFC 3339 date-time (a record's ``played_at``), else ``None``."""
+    if at is None:
+        return None
+    try:
+        instant(at)
+    except ValueError:
+        return None
+    return at
+
+
 def _scores(data: Any) -> tuple[int, int] | None:
     """The teams' scores before the dealing, as ``gameStart`` says them (``None`` if it does not)."""
     try:
@@ -393,8 +423,6 @@ def transcribe(lines: Any) -> list[Written]:
     A line that is not a JSON object ``{"event", "data"}`` is a gap in the stream (its line number
     is in the notes); the stream's end closes the game in progress.
     """
-    import json
-
     t = Transcriber()
     out: list[Written] = []
     for number, line in enumerate(lines, 1):
