@@ -1057,8 +1057,11 @@ def record_bab_online(
         Path | None, typer.Option("--save-transcript", help="Keep each game's raw event stream in this folder.")
     ] = None,
     replay: Annotated[
-        list[Path], typer.Option("--replay", help="Turn saved transcripts into records (no server; repeatable).")
-    ] = [],  # noqa: B006
+        bool, typer.Option("--replay", help="Turn the saved transcripts FILE... into records (no server).")
+    ] = False,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Transcripts (.jsonl, .jsonl.gz) to read, with --replay.")
+    ] = None,
     server: Annotated[str, typer.Option("--server", help="The bab-online server.")] = BAB_ONLINE_SERVER,
 ) -> None:
     """Watch games on bab-online as a spectator and write each as a `bab-online` record (docs/recording.md).
@@ -1072,9 +1075,12 @@ def record_bab_online(
     def say(line: str) -> None:
         err.print(line, highlight=False, markup=False, soft_wrap=True)
 
+    if bool(files) != replay:
+        say("--replay reads the transcripts named after it: give both, or neither")
+        raise typer.Exit(2)
     req = Request(
         "" if replay else server, user, password_file, list(game), every_game, out, upload, token_file,
-        save_transcript, list(replay),
+        save_transcript, list(files or []),
     )  # fmt: skip
     raise typer.Exit(record(req, say))
 
