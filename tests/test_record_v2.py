@@ -45,6 +45,7 @@ SMALLS = {
     "standard+short_deck": small(
         make_record("v2-sd", random.Random(6), player_pool(8), 0, rules=find_ruleset("standard", ["short_deck"]))
     ),
+    "bab-online redeal without hands": passed_out(SMALL),
 }
 
 
