@@ -39,6 +39,8 @@ from backalley.recorder.watch import Watch
 ANSWER_TIMEOUT = 15.0
 #: The most games watched at once (each is a connection).
 MAX_GAMES = 64
+#: Why a game in progress ends its record when the recorder stops.
+STOPPED = "the recorder stopped before the game ended"
 #: A game id as bab-online makes them (a UUID); anything else is refused before it names a file.
 GAME_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
@@ -153,17 +155,19 @@ class GameWatch:
         self._answers = _Answers()
         self._joined = False
         self._refused: str | None = None
+        self._stopped = False
         self.thread = threading.Thread(target=self._run, name=f"watch {game_id}", daemon=True)
 
     def start(self) -> None:
         self.thread.start()
 
-    def stop(self, why: str) -> None:
+    def stop(self) -> None:
         """Stop watching (Ctrl-C): what was seen whole is written."""
+        self._stopped = True
         self.done.set()
         self._dropped.set()
         self.thread.join(self.recorder.options.timeout + 5)
-        self.watch.close(why)
+        self.watch.close(STOPPED)
 
     def _run(self) -> None:
         say, attempt = self.recorder.say, 0
@@ -193,9 +197,8 @@ class GameWatch:
             say(f"game {self.game_id}: {why}; joining again in {pause:.1f} s")
             if self.done.wait(pause):
                 break
-        if not self.done.is_set():
-            self.done.set()
-            self.watch.close("the game ended before gameEnd was seen")
+        self.done.set()
+        self.watch.close(STOPPED if self._stopped else "the game ended before gameEnd was seen")
         self.recorder.finished(self)
 
     def _join(self, client: Any) -> str | None:
@@ -206,7 +209,8 @@ class GameWatch:
         client.emit("restoreSession", {"username": opts.user, "sessionToken": self.recorder.session_token})
         ok, message = _ok(self._answers.wait("restoreSessionResponse", opts.timeout))
         if not ok:
-            return f"the server refused the session ({message})"
+            self.recorder.say(f"game {self.game_id}: the server refused the session ({message}); not watching it")
+            return "over"
         client.emit("joinAsSpectator", {"gameId": self.game_id})
         deadline = time.monotonic() + opts.timeout
         while not (self._joined or self._refused or self._dropped.is_set()) and time.monotonic() < deadline:
@@ -360,7 +364,7 @@ class Recorder:
         self._stopping = True
         for watch in list(self.watches.values()):
             if not watch.done.is_set():
-                watch.stop("stopped before the game ended")
+                watch.stop()
         if self._main is not None:
             GameWatch._disconnect(self._main)
         self.say(f"{self.sink.written} game{'s' * (self.sink.written != 1)} written")
