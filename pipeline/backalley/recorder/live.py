@@ -39,6 +39,8 @@ from backalley.recorder.watch import Watch
 ANSWER_TIMEOUT = 15.0
 #: The most games watched at once (each is a connection).
 MAX_GAMES = 64
+#: Seconds Ctrl-C waits, in all, for the games' connections to close.
+STOP_WAIT = 10.0
 #: Why a game in progress ends its record when the recorder stops.
 STOPPED = "the recorder stopped before the game ended"
 #: A game id as bab-online makes them (a UUID); anything else is refused before it names a file.
@@ -133,6 +135,15 @@ def _client() -> Any:
     return _Client(reconnection=False, logger=False, engineio_logger=False)
 
 
+def _why(exc: BaseException) -> str:
+    """An exception as a short reason (a refused connection, not the HTTP library's whole chain)."""
+    text = str(exc) or type(exc).__name__
+    for short in ("Connection refused", "timed out", "Name or service not known", "No route to host"):
+        if short in text:
+            return short.lower()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def _ok(answer: Any) -> tuple[bool, str]:
     if isinstance(answer, dict) and answer.get("success") is True:
         return True, ""
@@ -162,11 +173,14 @@ class GameWatch:
         self.thread.start()
 
     def stop(self) -> None:
-        """Stop watching (Ctrl-C): what was seen whole is written."""
+        """Stop watching (Ctrl-C): the thread ends at its next step (:meth:`finish` writes what was seen whole)."""
         self._stopped = True
         self.done.set()
         self._dropped.set()
-        self.thread.join(self.recorder.options.timeout + 5)
+
+    def finish(self, deadline: float) -> None:
+        """After :meth:`stop`: wait for the thread until ``deadline`` (monotonic), and write what was seen whole."""
+        self.thread.join(max(0.0, deadline - time.monotonic()))
         self.watch.close(STOPPED)
 
     def _run(self) -> None:
@@ -180,7 +194,7 @@ class GameWatch:
             try:
                 why = self._join(client)
             except (socketio.exceptions.SocketIOError, RecorderError, OSError, ValueError) as exc:
-                why = str(exc) or type(exc).__name__
+                why = _why(exc)
             if why is None:
                 attempt = 0
                 self._dropped.wait()
@@ -295,9 +309,9 @@ class Recorder:
                 main.connect(opts.url, wait_timeout=opts.timeout)
             except (socketio.exceptions.SocketIOError, OSError, ValueError) as exc:
                 if attempt + 1 == opts.first_tries:
-                    raise RecorderError(f"cannot connect to {opts.url}: {exc or type(exc).__name__}") from None
+                    raise RecorderError(f"cannot connect to {opts.url}: {_why(exc)}") from None
                 pause = opts.backoff.pause(attempt)
-                self.say(f"cannot connect to {opts.url} ({exc or type(exc).__name__}); trying again in {pause:.1f} s")
+                self.say(f"cannot connect to {opts.url} ({_why(exc)}); trying again in {pause:.1f} s")
                 time.sleep(pause)
                 continue
             self._main = main
@@ -362,9 +376,12 @@ class Recorder:
 
     def _stop(self) -> None:
         self._stopping = True
-        for watch in list(self.watches.values()):
-            if not watch.done.is_set():
-                watch.stop()
+        running = [w for w in list(self.watches.values()) if not w.done.is_set()]
+        for watch in running:
+            watch.stop()
+        deadline = time.monotonic() + STOP_WAIT
+        for watch in running:
+            watch.finish(deadline)
         if self._main is not None:
             GameWatch._disconnect(self._main)
         self.say(f"{self.sink.written} game{'s' * (self.sink.written != 1)} written")
