@@ -591,3 +591,53 @@ def js(b: Browser, expression: str) -> Any:
     if "exceptionDetails" in r:
         raise AssertionError(f"{expression}: {r['exceptionDetails']}")
     return r["result"].get("value")
+
+
+def passed_out(rec: dict[str, Any], hands: bool = False) -> dict[str, Any]:
+    """``rec`` with its first deal passed out by four passes (no tricks, no result), without its hands
+    unless ``hands``."""
+    rec = json.loads(json.dumps(rec))
+    d = rec["deals"][0]
+    d["bids"] = [{**b, "bid": "pass"} for b in d["bids"]]
+    d["tricks"] = []
+    d.pop("result", None)
+    if not hands:
+        del d["hands"]
+    return rec
+
+
+def with_redeal(rec: dict[str, Any], k: int, hands: bool) -> dict[str, Any]:
+    """``rec`` with a redeal (four passes, by the same dealer, of the same number) before its deal ``k``."""
+    rec = json.loads(json.dumps(rec))
+    d = rec["deals"][k]
+    redeal = passed_out({"deals": [d]}, hands)["deals"][0]
+    rec["deals"].insert(k, redeal)
+    return rec
+
+
+#: The bab-online commit the fixtures of tests/fixtures/bab-online were played with.
+BAB_ONLINE_PIN = "b383e0b0d2dacba58e43aa660526f469eb795d5a"
+BAB_ONLINE_TOOL = Path(__file__).parent / "tools" / "bab_online_games.js"
+
+
+def bab_online_games(out: Path, games: int, seed: int) -> Path:
+    """Play ``games`` games with bab-online's own server code (tests/tools/bab_online_games.js) into ``out``.
+
+    Skips the test, saying why, where node is missing or ``BAB_ONLINE_SRC`` names no checkout
+    of bab-online at :data:`BAB_ONLINE_PIN`.
+    """
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (Debian: apt-get install nodejs); the bab-online harness runs under it")
+    src = os.environ.get("BAB_ONLINE_SRC", "")
+    why = f"a checkout of github.com/dannytakahashi/bab-online at {BAB_ONLINE_PIN[:7]}"
+    if not src or not (Path(src) / "server" / "socket" / "gameHandlers.js").is_file():
+        pytest.skip(f"set BAB_ONLINE_SRC to {why} (it is fetched, never vendored)")
+    if (Path(src) / ".git").exists():
+        head = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+        if head.stdout.strip() != BAB_ONLINE_PIN:
+            pytest.skip(f"BAB_ONLINE_SRC is at {head.stdout.strip()[:7] or 'no commit'}, not {why}")
+    cmd = [node, str(BAB_ONLINE_TOOL), "--src", src, "--games", str(games), "--seed", str(seed), "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return out

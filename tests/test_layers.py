@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "analysis": 6,
     "reporting": 6,
     "service": 7,
+    "recorder": 7,
     "cli": 8,
     "__main__": 9,
 }

@@ -22,7 +22,7 @@ from backalley.replay import replay
 from backalley.rules import find_ruleset
 from backalley.simulate import make_record, player_pool
 from backalley.validate import check
-from tests.helpers import drop, json_values, paths_of, set_path
+from tests.helpers import drop, json_values, passed_out, paths_of, set_path, with_redeal
 
 BAB = make_record("v2-bab", random.Random(3), player_pool(8), 0, rules=find_ruleset("bab-online"))
 
@@ -45,6 +45,7 @@ SMALLS = {
     "standard+short_deck": small(
         make_record("v2-sd", random.Random(6), player_pool(8), 0, rules=find_ruleset("standard", ["short_deck"]))
     ),
+    "bab-online redeal without hands": passed_out(SMALL),
 }
 
 
@@ -76,6 +77,12 @@ EDITS: list[tuple[str, Callable[[dict[str, Any]], dict[str, Any]], str | None]] 
     ("final score of seats", lambda r: {**r, "final_score": {"N": 0, "E": 0, "S": 0, "W": 0}}, "/final_score"),
     ("final score mixed", lambda r: {**r, "final_score": {"NS": 0, "E": 0}}, "/final_score"),
     ("version true", lambda r: {**r, "format_version": True}, "/format_version"),
+    ("no hands in a deal that was bid", lambda r: drop(r, ("deals", 0, "hands")), "/deals/0/hands"),
+    ("hands null", lambda r: set_path(r, ("deals", 0, "hands"), None), "/deals/0/hands"),
+    ("no hands, four passes", passed_out, None),
+    ("no hands, three passes", lambda r: set_path(passed_out(r), ("deals", 0, "bids", 3, "bid"), 1), "/deals/0/hands"),
+    ("no hands, a pass written 0", lambda r: set_path(passed_out(r), ("deals", 0, "bids", 3, "bid"), 0),
+     "/deals/0/hands"),
 ]  # fmt: skip
 
 
@@ -116,6 +123,11 @@ RULESET_EDITS: list[tuple[str, str, Callable[[dict[str, Any]], dict[str, Any]], 
     ("standard+short_deck", "no options", lambda r: drop(r, ("options",)), "/format_version"),
     ("standard+short_deck", "unknown option", lambda r: {**r, "options": ["jokers_wild"]}, "/options/0"),
     ("standard+short_deck", "named bab-online", lambda r: {**r, "ruleset": "bab-online"}, "/options"),
+    ("pereulok", "no hands, four passes", passed_out, None),
+    ("pereulok", "no hands in a deal that was bid", lambda r: drop(r, ("deals", 0, "hands")), "/deals/0/hands"),
+    ("standard+short_deck", "no hands, four passes", passed_out, None),
+    ("standard+short_deck", "no hands in a deal that was bid", lambda r: drop(r, ("deals", 0, "hands")),
+     "/deals/0/hands"),
 ]  # fmt: skip
 
 
@@ -168,3 +180,17 @@ def test_v2_ids_end_at_the_end_of_the_text_and_players_are_nfc() -> None:
     nfd = dict(good, players=dict(good["players"], W=unicodedata.normalize("NFD", "Gábor")))
     rec = record.fast_decode_any(json.dumps(nfd, ensure_ascii=False).encode())
     assert rec is not None and unicodedata.normalize("NFC", "Gábor") == rec.players.W
+
+
+@pytest.mark.parametrize("hands", [True, False], ids=["with hands", "without hands"])
+def test_a_bab_online_redeal_may_leave_out_its_hands(hands: bool) -> None:
+    """A redeal is checked for its number, dealer and bids, whether its hands are written or not."""
+    rec = with_redeal(BAB, 4, hands)
+    raw = json.dumps(rec).encode()
+    assert fast_decode_any(raw) is not None
+    r = check(raw)
+    assert r.valid and r.complete, r.report("s", 1)
+    assert check(raw).report("s", 1) == replay(parse(raw)[0]).report("s", 1)
+    wrong_dealer = set_path(rec, ("deals", 4, "dealer"), "ESWN"["NESW".index(rec["deals"][4]["dealer"])])
+    codes = {v.code for v in replay(wrong_dealer).violations}
+    assert "DEALER" in codes and "HAND_SIZE" not in codes, codes

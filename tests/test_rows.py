@@ -186,3 +186,18 @@ def test_a_worker_takes_the_content_hash_it_is_given_and_ingest_stores_each_inpu
         with duckdb.connect(str(db), read_only=True) as con:
             got = dict(con.execute("SELECT game_id, content_hash FROM games").fetchall())
         assert got == {f"h-{k}": content_hash(raw) for k, raw in enumerate(raws)}
+
+
+def test_a_redeal_without_hands_is_stored_as_one_with_them() -> None:
+    """A passed-out deal may leave out its hands (format 2): the same rows as with them, both paths."""
+    from backalley.rules import find_ruleset
+    from backalley.simulate import make_record, player_pool
+    from tests.helpers import with_redeal
+
+    rec = make_record("redeal", random.Random(7), player_pool(8), 0, rules=find_ruleset("bab-online"))
+    raws = [json.dumps(with_redeal(rec, 3, hands)).encode() for hands in (True, False)]
+    with_hands, without = (build(raw) for raw in raws)
+    assert without.reject is None and without.valid and without == slow_build(raws[1])
+    assert (without.game, without.deals, without.sides, without.bids, without.cards) == (
+        with_hands.game, with_hands.deals, with_hands.sides, with_hands.bids, with_hands.cards,
+    )  # fmt: skip

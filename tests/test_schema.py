@@ -104,3 +104,14 @@ def test_v2_schema_refuses_what_the_models_refuse() -> None:
     with_options = {**rec, "options": ["no_jokers"]}
     for bad in (bad_bore, no_trump_card, with_options):
         assert list(validator.iter_errors(bad))
+
+
+def test_v2_schema_lets_only_a_deal_of_four_passes_leave_out_its_hands() -> None:
+    from tests.helpers import drop, passed_out
+
+    validator = jsonschema.Draft202012Validator(json.loads(COMMITTED_V2.read_text(encoding="utf-8")))
+    for rules in ("bab-online", "pereulok"):
+        rec = make_record("v2-hands", random.Random(5), player_pool(8), 0, rules=find_ruleset(rules))
+        assert not list(validator.iter_errors(passed_out(rec))), rules
+        assert list(validator.iter_errors(drop(rec, ("deals", 0, "hands")))), rules
+        assert list(validator.iter_errors({**rec, "deals": [{**rec["deals"][0], "hands": None}]})), rules

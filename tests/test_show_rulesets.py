@@ -225,3 +225,17 @@ def test_a_record_that_does_not_fit_the_format_is_shown_without_figures(
     assert "SCHEMA" in out and "Final score" not in out
     out = show(db, "broken", 1)
     assert "not replayed" in out and "board" in out and "[b]Ada[/]" in out
+
+
+def test_a_redeal_recorded_without_hands_says_so(tmp_path: Path) -> None:
+    """A bab-online game recorded by a spectator: its redeals have no hands, and show says they are not recorded."""
+    fixture = Path(__file__).parent / "fixtures" / "bab-online" / "game-01.jsonl.gz"
+    out, db = tmp_path / "bab.jsonl", tmp_path / "s.duckdb"
+    result = runner.invoke(app, ["record", "bab-online", "--replay", str(fixture), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["ingest", str(out), "--db", str(db), "--workers", "1"]).exit_code == 0
+    rec = json.loads(out.read_text(encoding="utf-8"))
+    k = next(k for k, d in enumerate(rec["deals"], 1) if "hands" not in d)
+    assert "Hands as dealt: not in the record" in show(db, rec["game_id"], k)
+    played = next(k for k, d in enumerate(rec["deals"], 1) if "hands" in d)
+    assert "not in the record" not in show(db, rec["game_id"], played)

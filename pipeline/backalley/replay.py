@@ -28,6 +28,7 @@ from backalley.records.fast import (
     CardName,
     FastDeal,
     FastDealV2,
+    FastHands,
     FastSheetDeal,
     FastSheetRecord,
     FastTeamInts,
@@ -546,6 +547,8 @@ def _deal_cards(
 
     Returns the hands as dealt, the hands as played (after any swap) and the trump.
     """
+    if d.hands is UNSET:  # (format 2: only a deal passed out by four passes leaves its hands out)
+        return _unseen_cards(rules, d, di, n, pass_out, add)
     regular = _regular_cards(rules, d, n) if _fastplay is not None else None
     if regular is None:
         hand, tc, stock = _checked_cards(rules, d, di, n, pass_out, add)
@@ -560,6 +563,16 @@ def _deal_cards(
     return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
 
 
+def _unseen_cards(
+    rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
+) -> tuple[list[int], list[int], int]:
+    """A passed-out deal recorded without its hands: only its trump field is checked (no card was seen)."""
+    _check_trump_field(rules, d, di, n, pass_out, add)
+    tc = -1 if d.trump_card is UNSET else CARD_INDEX[d.trump_card]
+    named = SUIT_INDEX[d.trump] if isinstance(d, FastDealV2) and d.trump is not UNSET else -1
+    return [0, 0, 0, 0], [0, 0, 0, 0], rules.deal_trump(n, tc, -1, named)
+
+
 def _regular_cards(rules: Ruleset, d: AnyDeal, n: int) -> tuple[list[int], int, list[int] | None] | None:
     """The hands, the trump card (-1: none) and the stock's first two cards (``None``: no stock), or
     ``None`` when anything about the deal's cards is in doubt: then :func:`_checked_cards` says what.
@@ -568,7 +581,7 @@ def _regular_cards(rules: Ruleset, d: AnyDeal, n: int) -> tuple[list[int], int, 
     card in the ruleset's deck, none twice but the turned card on top of the stock); the stock's
     size and top card are the ruleset's.
     """
-    hd = d.hands
+    hd = cast("FastHands", d.hands)  # (present: see _deal_cards)
     stock_in = d.stock
     tc_name = d.trump_card
     got = _fastplay.deal(
@@ -593,7 +606,7 @@ def _checked_cards(
     rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
 ) -> tuple[list[int], int, list[int] | None]:
     """:func:`_regular_cards` for any deal, reporting every fault of its cards in order (and TRUMP)."""
-    hd = d.hands
+    hd = cast("FastHands", d.hands)  # (present: see _deal_cards)
     hands_in = (hd.N, hd.E, hd.S, hd.W)
     _check_hand_sizes(hands_in, di, n, d.number, add)
     masks = [
@@ -643,7 +656,8 @@ def _check_deck(rules: Ruleset, d: AnyDeal, di: int, add: Add) -> None:
     """NOT_IN_DECK: a card of a hand, the trump card, the stock or a swap that the deck does not hold."""
     deck = rules.deck
     dn = di + 1
-    for s, held in enumerate((d.hands.N, d.hands.E, d.hands.S, d.hands.W)):
+    hd = cast("FastHands", d.hands)
+    for s, held in enumerate((hd.N, hd.E, hd.S, hd.W)):
         for k, name in enumerate(held):
             if not deck >> CARD_INDEX[name] & 1:
                 path = f"/deals/{di}/hands/{SEAT_NAMES[s]}/{k}"

@@ -1168,6 +1168,62 @@ def _on_tokens(db: Path | None, work: "Callable[[Store], T]") -> T:
         raise fail(str(exc)) from None
 
 
+record_app = typer.Typer(help="Record games played elsewhere, as they are played.", no_args_is_help=True)
+app.add_typer(record_app, name="record")
+
+#: The public bab-online server (its web client connects there).
+BAB_ONLINE_SERVER = "https://bab-online-production.up.railway.app"
+
+
+@record_app.command("bab-online")
+def record_bab_online(
+    user: Annotated[str, typer.Option("--user", help="Your account on the server (a spectator must sign in).")] = "",
+    password_file: Annotated[
+        Path | None, typer.Option("--password-file", help="A file whose first line is the account's password.")
+    ] = None,
+    game: Annotated[list[str], typer.Option("--game", help="Watch this game (its id; repeatable).")] = [],  # noqa: B006
+    every_game: Annotated[bool, typer.Option("--all", help="Watch every game in progress, and each new one.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Append each game's record to this JSON Lines file.")
+    ] = None,
+    upload: Annotated[
+        str | None, typer.Option("--upload", help="Upload each record to this `backalley serve` (its root URL).")
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option("--token-file", help="A file whose first line is the API token for --upload.")
+    ] = None,
+    save_transcript: Annotated[
+        Path | None, typer.Option("--save-transcript", help="Keep each game's raw event stream in this folder.")
+    ] = None,
+    replay: Annotated[
+        bool, typer.Option("--replay", help="Turn the saved transcripts FILE... into records (no server).")
+    ] = False,
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Transcripts (.jsonl, .jsonl.gz) to read, with --replay.")
+    ] = None,
+    server: Annotated[str, typer.Option("--server", help="The bab-online server.")] = BAB_ONLINE_SERVER,
+) -> None:
+    """Watch games on bab-online as a spectator and write each as a `bab-online` record (docs/recording.md).
+
+    Each game's whole dealings are written when it ends (or when the recorder stops: Ctrl-C). Exit status:
+    1 when the server cannot be reached or refuses the sign-in, 2 for bad options.
+    """
+    from backalley.recorder.command import Request
+    from backalley.recorder.command import record_bab_online as record
+
+    def say(line: str) -> None:
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
+
+    if bool(files) != replay:
+        say("--replay reads the transcripts named after it: give both, or neither")
+        raise typer.Exit(2)
+    req = Request(
+        "" if replay else server, user, password_file, list(game), every_game, out, upload, token_file,
+        save_transcript, list(files or []),
+    )  # fmt: skip
+    raise typer.Exit(record(req, say))
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app(prog_name="backalley")
 

@@ -207,7 +207,9 @@ def deal_view(
         head.append_text(_card(d.joker_swap["drawn"]))
     if dd is not None or (figures is not None and not figures.line.pass_out):
         head.append("\n").append_text(dd_line(dd, seats=game.sides != TEAMS))
-    hands = Table(title="Hands as dealt", title_justify="left", show_header=False)
+    unseen = not any(h["cards"] for h in d.hands)  # (a passed-out deal may leave its hands out)
+    title = "Hands as dealt: not in the record" if unseen else "Hands as dealt"
+    hands = Table(title=title, title_justify="left", show_header=False)
     for h in d.hands:
         hands.add_row(Text(h["seat"], style="bold"), _t(h["player"]), Text(" ").join(_card(c) for c in h["cards"]))
     return Group(head, hands, _bids_table(d, figures), _tricks_table(d, dd), _result(figures))

@@ -254,6 +254,8 @@ def _deal_v2_ok(limits: tuple[str, int, tuple[str, ...], frozenset[str]], d: Any
             return False
     if name == "bab-online" and getattr(d, "trump_card", None) in _ABSENT:
         return False
+    if d.hands in _ABSENT and not _passed_out(d):
+        return False
     words = _BID_WORDS[name]
     for b in d.bids:
         if isinstance(b.bid, str) and b.bid not in words:
@@ -272,6 +274,8 @@ def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> 
             out.append(((fld,), f"{name} records have no {fld}"))
     if name == "bab-online" and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
         out.append((("trump_card",), "Field required"))
+    if d.hands in _ABSENT and not _passed_out(d):
+        out.append((("hands",), "Field required (only a deal passed out by four passes may leave out its hands)"))
     words = _BID_WORDS[name]
     for k, b in enumerate(d.bids):
         if isinstance(b.bid, str) and b.bid not in words:
@@ -282,6 +286,11 @@ def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> 
             if set(getattr(res, part)) != set(sides):
                 out.append((("result", part), _sides_message(sides)))
     return out
+
+
+def _passed_out(d: Any) -> bool:
+    """Whether all four bids of the deal are ``"pass"``: the one kind of deal that may leave out its hands."""
+    return all(b.bid == "pass" for b in d.bids)
 
 
 def _sides_message(sides: tuple[str, ...]) -> str:
@@ -303,9 +312,9 @@ class FastDealV2(_FastStrict):
 
     number: Annotated[int, msgspec.Meta(ge=1, le=25)]
     dealer: Seat
-    hands: FastHands
     bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
     tricks: list[FastTrick]
+    hands: FastHands | msgspec.UnsetType = msgspec.UNSET
     trump_card: CardName | msgspec.UnsetType = msgspec.UNSET
     trump: Suit | msgspec.UnsetType = msgspec.UNSET
     stock: list[CardName] | msgspec.UnsetType = msgspec.UNSET
@@ -512,6 +521,8 @@ def _narrow_ok(rec: FastRecordV2) -> bool:
     for d in rec.deals:
         res = d.result
         if d.number > deals or (res is not msgspec.UNSET and not (res.tricks.keys() == sides == res.points.keys())):
+            return False
+        if d.hands is msgspec.UNSET and not _passed_out(d):
             return False
     fs = rec.final_score
     return (fs is msgspec.UNSET or fs.keys() == sides) and rec.sheet is not True

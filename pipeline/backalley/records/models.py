@@ -315,12 +315,27 @@ class SideResult(_Strict):
     points: SideInts
 
 
+#: JSON Schema of the rule ``v2_problems`` checks: a deal without ``hands`` is one whose four bids pass.
+_HANDS_UNLESS_PASSED_OUT: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["hands"]},
+        {"properties": {"bids": {"items": {"properties": {"bid": {"const": "pass"}}}}}},
+    ]
+}
+
+
 class _DealV2(_Strict):
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, defer_build=True, json_schema_extra=_HANDS_UNLESS_PASSED_OUT
+    )
     dealer: Seat
-    hands: Hands
+    #: Left out only by a deal passed out by four passes (checked by ``v2_problems``).
+    hands: Hands | None = None
     stock: list[Card] | None = None
     tricks: list[Trick]
     result: SideResult | None = None
+
+    _hands_not_null = field_validator("hands", mode="before")(_not_null)
 
 
 class StandardDealV2(_DealV2):

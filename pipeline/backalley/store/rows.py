@@ -40,6 +40,7 @@ from msgspec import UNSET
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
 from backalley.records.models import (
     AnyFastRecord,
+    FastHands,
     FastSheetDeal,
     FastTeamInts,
     fast_decode_any,
@@ -577,7 +578,7 @@ def _joined(parts: list[tuple[bytes, bytes]]) -> tuple[bytes, bytes]:
 def _rainbows(rules: Ruleset, d: BidDeal, o: DealOutcome, bid_ints: tuple[int | None, ...]) -> tuple[int | None, ...]:
     """``bid_ints`` with each bidder's hand bonus (0/1) filled in, asked of the ruleset hand by hand
     (a score sheet's deal names the seats dealt a rainbow)."""
-    if not rules.has_bonus:
+    if not rules.has_bonus or o.pass_out:  # (a passed-out deal may be recorded without its hands)
         return bid_ints
     out = list(bid_ints)
     n = rules.hand_size(d.number)
@@ -591,7 +592,8 @@ def _rainbows(rules: Ruleset, d: BidDeal, o: DealOutcome, bid_ints: tuple[int | 
             bonus = rules.rainbow_bonus([seat] if named else [], n)
         else:
             alone = [0, 0, 0, 0]
-            for name in (d.hands.N, d.hands.E, d.hands.S, d.hands.W)[seat]:
+            hd = cast("FastHands", d.hands)
+            for name in (hd.N, hd.E, hd.S, hd.W)[seat]:
                 alone[seat] |= 1 << CARD_INDEX[name]
             bonus = rules.bonus(alone, o.trump, n)
         out[k + width - 1] = int(bonus[rules.side_of[seat]] > 0)

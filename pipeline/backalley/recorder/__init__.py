@@ -1,0 +1,1 @@
+"""Recording games watched on a bab-online server: a Socket.IO spectator, its transcripts, its records (docs/recording.md)."""
