@@ -14,7 +14,7 @@ from tests.report_sample import build_hand_made
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "data" / "sample" / "README.md"]
 #: The README is an introduction, not a manual or a log: past this many lines, move text to docs/.
-README_MAX_LINES = 300
+README_MAX_LINES = 250
 #: Markdown links and images ``[text](target)`` and HTML ``href``/``src`` attributes.
 LINK = re.compile(r"\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|(?:href|src)=\"([^\"]+)\"")
 #: Documents a user of the repository does not have, and the short forms of their sections (``RS§4``, ``BAB§6``).
