@@ -192,7 +192,21 @@ def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None
         frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays), cov)
     else:
         frames = DDFrames(m.of("dd_bids", player), m.of("dd_plays", player), coverage=cov)
-    return _dd_tables(frames, linked, DD_BID_NOTE, field=dd_field(m.pop_dd_bids, m.pop_dd_plays))
+    tables = _dd_tables(frames, linked, DD_BID_NOTE, field=dd_field(m.pop_dd_bids, m.pop_dd_plays))
+    return _with_sheets_note(tables, int(m.population.get("sheet_games", 0)))
+
+
+def sheets_left_out(games: int) -> str:
+    """The line that says how many score sheets a figure that needs cards leaves out."""
+    noun = "score sheet" if games == 1 else "score sheets"
+    return f"{games:,} {noun} (games kept as bids and tricks, without cards) are not in these figures: no cards to analyse."
+
+
+def _with_sheets_note(tables: list[Block], games: int) -> list[Block]:
+    """``tables`` with the sheets-left-out line after their first heading (none when there is no sheet)."""
+    if not games or not tables:
+        return tables
+    return [tables[0], note(sheets_left_out(games)), *tables[1:]]
 
 
 def _dd_tables(
@@ -265,4 +279,6 @@ def ruleset_dd_sections(
             return []
         frames = DDFrames(bids, variant(m.of("ruleset_dd_plays", player), ruleset, options), coverage=cov)
     anchor = ruleset_anchor(ruleset, options) + "-"
-    return _dd_tables(frames, linked, DD_RULESET_NOTE, 3, anchor, dd_field(pop_bids, pop_plays))
+    tables = _dd_tables(frames, linked, DD_RULESET_NOTE, 3, anchor, dd_field(pop_bids, pop_plays))
+    label = ruleset + "".join(f"+{o}" for o in options.split(",") if o)
+    return _with_sheets_note(tables, int(m.population.get("sheets_by_label", {}).get(label, 0)))

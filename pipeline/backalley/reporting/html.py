@@ -585,6 +585,9 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     ]
     trump = _bid_rows(m.of("bids_by_trump", player), "trump")
     b.append(table(["deals", *_BID_HEADERS], overall + trump, caption="Overall and by trump"))
+    unknown = int(m.population.get("sheets_no_trump", 0))
+    if unknown:
+        b.append(note(f"By trump leaves out {unknown:,} score sheet{'s' * (unknown != 1)} that do not say the trump."))
     b.append(
         table(
             ["bidding position", *_BID_HEADERS],

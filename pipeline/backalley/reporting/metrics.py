@@ -242,19 +242,26 @@ def open_store(db_path: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _sheet_counts(con: duckdb.DuckDBPyConnection, stored: bool) -> dict[str, int]:
-    """Score sheets among the games in the figures: of plain standard (``sheet_games``) and of every
-    ruleset (``all_sheet_games``), and the standard ones with a deal that does not say its trump
-    (``sheets_no_trump``): what the figures that need cards leave out (docs/metrics.md)."""
+def _sheet_counts(con: duckdb.DuckDBPyConnection, stored: bool) -> dict[str, Any]:
+    """Score sheets among the games in the figures: of plain standard (``sheet_games``), of each ruleset
+    label (``sheets_by_label``: ``pereulok+no_jokers`` -> games), and the standard ones with a deal that
+    does not say its trump (``sheets_no_trump``): what the figures that need cards leave out (docs/metrics.md)."""
     if not stored:
-        return {"sheet_games": 0, "all_sheet_games": 0, "sheets_no_trump": 0}
+        return {"sheet_games": 0, "sheets_by_label": {}, "sheets_no_trump": 0}
     row = con.sql("""
         WITH s AS (SELECT game_id FROM games WHERE sheet)
         SELECT (SELECT count(DISTINCT game_id) FROM pd WHERE game_id IN (SELECT game_id FROM s)),
-               (SELECT count(DISTINCT game_id) FROM pda WHERE game_id IN (SELECT game_id FROM s)),
                (SELECT count(DISTINCT game_id) FROM pd WHERE no_trump IS NULL AND game_id IN (SELECT game_id FROM s))
     """).fetchall()[0]
-    return {"sheet_games": int(row[0]), "all_sheet_games": int(row[1]), "sheets_no_trump": int(row[2])}
+    labels = con.sql("""
+        SELECT ruleset || CASE WHEN options = '' THEN '' ELSE '+' || replace(options, ',', '+') END, count(DISTINCT game_id)
+        FROM pda WHERE game_id IN (SELECT game_id FROM games WHERE sheet) GROUP BY ALL
+    """).fetchall()
+    return {
+        "sheet_games": int(row[0]),
+        "sheets_by_label": {str(k): int(n) for k, n in labels},
+        "sheets_no_trump": int(row[1]),
+    }
 
 
 def _columns(con: duckdb.DuckDBPyConnection, name: str) -> set[str]:
