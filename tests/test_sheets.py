@@ -353,3 +353,17 @@ def test_item_of_a_csv_keeps_its_header_and_rows_byte_for_byte() -> None:
     assert [i.raw for i in items] == [HEAD + GOOD, HEAD + GOOD.replace(b"g1", b"g2")]
     assert [i.line for i in items] == [2, 6]
     assert all(isinstance(i, Item) and i.csv for i in items)
+
+
+def test_a_game_over_the_size_bound_is_cut_and_the_next_game_still_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded however large a file's game is (a 2 GB file included): past
+    ``MAX_GAME_BYTES`` a game's rows are not kept, the game is an error that says so, the next is read."""
+    from backalley.records import sheets
+
+    monkeypatch.setattr(sheets, "MAX_GAME_BYTES", 400)
+    head = b"game_id,deal,dealer,seat,player,bid,tricks\n"
+    rows = b"".join(b"big,%d,N,E,b,2,3\n" % k for k in range(1, 200))
+    small = b"g9,1,N,E,b,2,3\ng9,1,,S,c,3,4\ng9,1,,W,d,2,3\ng9,1,,N,a,2,3\n"
+    big, last = csv_items("huge.csv", io.BytesIO(head + rows + small))
+    assert big.read_error is not None and "more than 400 bytes of rows" in big.read_error and len(big.raw) < 500
+    assert last.read_error is None and last.raw == head + small
