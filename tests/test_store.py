@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from backalley.replay import replay
+from backalley.records.sheets import csv_items
+from backalley.replay import Replay, replay, replay_sheet_csv
 from backalley.rules import SCORED_DEALS
 from backalley.store import ingest as ingest_mod
 from backalley.store import migrations, schema
@@ -445,6 +447,25 @@ SAMPLE = ROOT / "data" / "sample"
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def _oracle_records(f: Path) -> Iterator[tuple[Any, Replay | None]]:
+    """Each record of ``f`` with its replay (``None``: not JSON), read with plain json, or as CSV sheets."""
+    if f.suffix == ".csv":
+        with f.open("rb") as fh:
+            for item in csv_items(str(f), fh):
+                yield replay_sheet_csv(item.raw, item.line or 1)
+        return
+    texts = [f.read_text(encoding="utf-8")] if f.suffix == ".json" else f.read_text(encoding="utf-8").splitlines()
+    for text in texts:
+        if not text.strip():
+            continue
+        try:
+            rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        except ValueError:
+            yield None, None
+            continue
+        yield rec, replay(rec)
+
+
 def test_committed_sample_and_simulated_games(tmp_path: Path) -> None:
     """The committed samples (valid, faulty, bad inputs) plus engine-played games: every table's count."""
     sim = tmp_path / "sim.jsonl"
@@ -454,18 +475,12 @@ def test_committed_sample_and_simulated_games(tmp_path: Path) -> None:
     # What should be stored, worked out from the files with plain json and the replay.
     want = dict.fromkeys(("games", "deals", "deal_sides", "game_sides", "tricks", "violations", "rejects"), 0)
     records = 0
-    for f in [sim, *sorted(SAMPLE.rglob("*.json*"))]:
-        texts = [f.read_text(encoding="utf-8")] if f.suffix == ".json" else f.read_text(encoding="utf-8").splitlines()
-        for text in texts:
-            if not text.strip():
-                continue
+    for f in [sim, *sorted(SAMPLE.rglob("*.json*")), *sorted(SAMPLE.rglob("*.csv"))]:
+        for rec, r in _oracle_records(f):
             records += 1
-            try:
-                rec = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-            except ValueError:
+            if r is None:
                 want["rejects"] += 1
                 continue
-            r = replay(rec)
             if not isinstance(rec, dict) or not isinstance(rec.get("game_id"), str):
                 want["rejects"] += 1
                 continue
