@@ -2,6 +2,7 @@
 
     python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation] [--games G]
                                       [--no-partnerships] [--baseline PYTHON|DIR]
+                                      [--profile]
 
 Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
 which fixes the opening leader and any board claim, as in ruleset
@@ -16,7 +17,10 @@ G whole 25-deal games (13 cards a hand down to 1 and back) with costs.
 ``--no-partnerships`` solves each seat against the other three (four searches
 a deal, as ``backalley analyze FILE`` does for such a ruleset).  Times
 are wall clock and this process's CPU time (the machine may be shared: the CPU
-time is the one-core figure).  ``--baseline`` runs this same script on another
+time is the one-core figure).  ``--profile`` prints, per hand size, where the
+trick boundaries of the value searches went (settled by the target alone, by the
+transposition table, by either side's quick tricks, or searched lead by lead),
+summed over the deals.  ``--baseline`` runs this same script on another
 build first (``PYTHON``: another install's interpreter; ``DIR``: a folder an
 install put the package in, ``pip install --no-deps --target DIR``, which goes
 on ``PYTHONPATH``) and prints each of its rows beside this build's, with this
@@ -87,6 +91,42 @@ def measure(deal: PlayedDeal, costs: bool, pruning: Pruning, sides: Sides = PAIR
             solver.value()
             nodes += solver.nodes
     return time.perf_counter() - t0, time.process_time() - c0, nodes
+
+
+#: The C search's profile counts (``Core.profile``), in the order the profile line prints them.
+PROFILE_KEYS = (
+    "nodes",
+    "boundaries_at_bound",
+    "boundaries_by_tt",
+    "boundaries_by_quick_tricks_side",
+    "boundaries_by_quick_tricks_others",
+    "boundaries_searched",
+)
+
+
+def profile_size(n: int, args: argparse.Namespace) -> dict[str, int]:
+    """The value searches' profile counts summed over the deals of hand size ``n`` (the C search only)."""
+    rng = random.Random(args.seed * 100 + n)
+    total = dict.fromkeys(PROFILE_KEYS, 0)
+    for _ in range(args.deals):
+        deal = as_played(bot_deal(rng, n))
+        for side in args.sides.masks()[: 1 if args.sides == PAIRS else 4]:
+            solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.lead_exempt), side)
+            solver.value()
+            for key, count in solver.profile().items():
+                total[key] = total.get(key, 0) + count
+    return total
+
+
+def print_profile(n: int, total: dict[str, int], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"hand_size": n, "profile": total}), flush=True)
+        return
+    boundaries = sum(v for k, v in total.items() if k.startswith("boundaries")) or 1
+    shares = "  ".join(
+        f"{k.removeprefix('boundaries_')} {100 * total.get(k, 0) / boundaries:.0f}%" for k in PROFILE_KEYS[1:]
+    )
+    print(f"n={n:>2} profile  nodes {total['nodes']}  boundaries {boundaries}: {shares}", flush=True)
 
 
 def p95(values: list[float]) -> float:
@@ -161,8 +201,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
     parser.add_argument("--games", type=int, default=0, help="also time this many whole 25-deal games, with costs")
     parser.add_argument("--no-partnerships", action="store_true", help="each seat against the other three")
+    parser.add_argument("--profile", action="store_true", help="where the value searches' trick boundaries went")
     parser.add_argument("--baseline", help="another build to run side by side: its python, or a package folder")
     args = parser.parse_args()
+    if args.baseline and args.profile:
+        parser.error("--profile reads counts only this build's search keeps: leave out --baseline")
     if args.baseline:
         side_by_side(args)
         return
@@ -175,6 +218,10 @@ def main() -> None:
     if args.ablation:
         variants += [(f"no {p}", replace(ALL_PRUNING, **{p: False})) for p in ("tt", "equivalence", "quick_tricks")]
         variants += [("no ordering", replace(ALL_PRUNING, ordering=False))]
+    if args.profile:
+        for n in args.sizes:
+            print_profile(n, profile_size(n, args), args.json)
+        return
     for n in args.sizes:
         for name, pruning in variants:
             row = bench_size(n, args, pruning)
