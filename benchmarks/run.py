@@ -297,7 +297,7 @@ def main() -> None:
         )
 
     grown = {} if "growth" in skip else growth_stage(args, work, cpus)
-    analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes)
+    analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes, args.baseline)
     # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
     dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
@@ -485,9 +485,15 @@ def growth_stage(args: argparse.Namespace, work: Path, cpus: int) -> dict[str, A
     return growth(work, args.growth_blocks, args.growth_games or args.games, cpus, args.seed)
 
 
-def solver_stage(sizes: str) -> list[dict[str, Any]]:
-    """The analyze stage: ``solver_bench.py --json``, one row per hand size, then 3 whole games with costs."""
+def solver_stage(sizes: str, baseline: Path | None = None) -> list[dict[str, Any]]:
+    """The analyze stage: ``solver_bench.py --json``, one row per hand size, then 3 whole games with costs.
+
+    With ``baseline`` (another install's ``backalley`` command), the same deals on that install's
+    interpreter too: each row holds the baseline's figures under ``baseline``.
+    """
     cmd = [sys.executable, str(ROOT / "benchmarks" / "solver_bench.py"), "--sizes", sizes]
+    if baseline is not None:
+        cmd += ["--baseline", str(baseline.parent / "python")]
     proc = subprocess.run(
         [*cmd, "--deals", "20", "--budget", "30", "--games", "3", "--json"], capture_output=True, text=True, check=True
     )
@@ -495,12 +501,21 @@ def solver_stage(sizes: str) -> list[dict[str, Any]]:
     for r in rows:
         if "whole_game" in r:
             g = r["whole_game"]
+            if "baseline" in r:
+                print(f"analyze whole game, baseline: CPU median {r['baseline']['cpu_median_s']} s", flush=True)
             print(
                 f"analyze whole game (25 deals, costs) x{g['games']}: median {g['median_s']} s, "
                 f"CPU median {g['cpu_median_s']} s",
                 flush=True,
             )
             continue
+        base = r.get("baseline")
+        if base:
+            print(
+                f"analyze n={r['hand_size']:<3} baseline CPU median {base['cpu_median_ms']:>9.1f} ms  "
+                f"p95 {base['cpu_p95_ms']:>9.1f} ms  nodes {base['median_nodes']:>9}",
+                flush=True,
+            )
         print(
             f"analyze n={r['hand_size']:<3} {r['deals']:>3} deals  median {r['median_ms']:>9.1f} ms  "
             f"p95 {r['p95_ms']:>9.1f} ms  CPU median {r['cpu_median_ms']:>9.1f} ms  p95 {r['cpu_p95_ms']:>9.1f} ms  "

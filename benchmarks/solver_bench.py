@@ -1,7 +1,8 @@
 """Benchmark of the double-dummy solver: time and search nodes per deal, by hand size.
 
     python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation] [--games G]
-                                      [--no-partnerships]
+                                      [--no-partnerships] [--baseline PYTHON|DIR]
+                                      [--profile]
 
 Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
 which fixes the opening leader and any board claim, as in ruleset
@@ -16,18 +17,29 @@ G whole 25-deal games (13 cards a hand down to 1 and back) with costs.
 ``--no-partnerships`` solves each seat against the other three (four searches
 a deal, as ``backalley analyze FILE`` does for such a ruleset).  Times
 are wall clock and this process's CPU time (the machine may be shared: the CPU
-time is the one-core figure).  Not a test: nothing here asserts a speed.
+time is the one-core figure).  ``--profile`` prints, per hand size, where the
+trick boundaries of the value searches went (settled by the target alone, by the
+transposition table, by either side's quick tricks, or searched lead by lead),
+summed over the deals.  ``--baseline`` runs this same script on another
+build first (``PYTHON``: another install's interpreter; ``DIR``: a folder an
+install put the package in, ``pip install --no-deps --target DIR``, which goes
+on ``PYTHONPATH``) and prints each of its rows beside this build's, with this
+build's CPU time as a fraction of the baseline's: the same deals, since the deals
+come from the seed.  Not a test: nothing here asserts a speed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import backalley
@@ -79,6 +91,42 @@ def measure(deal: PlayedDeal, costs: bool, pruning: Pruning, sides: Sides = PAIR
             solver.value()
             nodes += solver.nodes
     return time.perf_counter() - t0, time.process_time() - c0, nodes
+
+
+#: The C search's profile counts (``Core.profile``), in the order the profile line prints them.
+PROFILE_KEYS = (
+    "nodes",
+    "boundaries_at_bound",
+    "boundaries_by_tt",
+    "boundaries_by_quick_tricks_side",
+    "boundaries_by_quick_tricks_others",
+    "boundaries_searched",
+)
+
+
+def profile_size(n: int, args: argparse.Namespace) -> dict[str, int]:
+    """The value searches' profile counts summed over the deals of hand size ``n`` (the C search only)."""
+    rng = random.Random(args.seed * 100 + n)
+    total = dict.fromkeys(PROFILE_KEYS, 0)
+    for _ in range(args.deals):
+        deal = as_played(bot_deal(rng, n))
+        for side in args.sides.masks()[: 1 if args.sides == PAIRS else 4]:
+            solver = DealSolver(deal.hands, deal.leader, SolverRules(deal.trump, deal.lead_exempt), side)
+            solver.value()
+            for key, count in solver.profile().items():
+                total[key] = total.get(key, 0) + count
+    return total
+
+
+def print_profile(n: int, total: dict[str, int], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"hand_size": n, "profile": total}), flush=True)
+        return
+    boundaries = sum(v for k, v in total.items() if k.startswith("boundaries")) or 1
+    shares = "  ".join(
+        f"{k.removeprefix('boundaries_')} {100 * total.get(k, 0) / boundaries:.0f}%" for k in PROFILE_KEYS[1:]
+    )
+    print(f"n={n:>2} profile  nodes {total['nodes']}  boundaries {boundaries}: {shares}", flush=True)
 
 
 def p95(values: list[float]) -> float:
@@ -153,7 +201,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per size on stdout")
     parser.add_argument("--games", type=int, default=0, help="also time this many whole 25-deal games, with costs")
     parser.add_argument("--no-partnerships", action="store_true", help="each seat against the other three")
+    parser.add_argument("--profile", action="store_true", help="where the value searches' trick boundaries went")
+    parser.add_argument("--baseline", help="another build to run side by side: its python, or a package folder")
     args = parser.parse_args()
+    if args.baseline and args.profile:
+        parser.error("--profile reads counts only this build's search keeps: leave out --baseline")
+    if args.baseline:
+        side_by_side(args)
+        return
     args.sides = sides_of(find_ruleset("standard", ("no_partnerships",))) if args.no_partnerships else PAIRS
     build = "C search" if NATIVE else "compiled (mypyc)" if backalley.compiled() else "pure Python"
     mode = "values before and after every card" if args.costs else "value before the opening lead"
@@ -163,6 +218,10 @@ def main() -> None:
     if args.ablation:
         variants += [(f"no {p}", replace(ALL_PRUNING, **{p: False})) for p in ("tt", "equivalence", "quick_tricks")]
         variants += [("no ordering", replace(ALL_PRUNING, ordering=False))]
+    if args.profile:
+        for n in args.sizes:
+            print_profile(n, profile_size(n, args), args.json)
+        return
     for n in args.sizes:
         for name, pruning in variants:
             row = bench_size(n, args, pruning)
@@ -187,6 +246,59 @@ def main() -> None:
                 f"cpu median {row['cpu_median_s']} s  max {row['cpu_max_s']} s",
                 flush=True,
             )
+
+
+def baseline_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """This script's ``--json`` rows on the baseline build (same arguments, so the same deals)."""
+    where = Path(args.baseline)
+    argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline, "--json")]
+    env = dict(os.environ)
+    python = sys.executable
+    if where.is_dir():
+        env["PYTHONPATH"] = os.pathsep.join([str(where), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    else:
+        python = str(where)
+    proc = subprocess.run([python, __file__, *argv, "--json"], capture_output=True, text=True, env=env, check=False)
+    if proc.returncode:
+        raise SystemExit(f"the baseline run failed: {proc.stderr.strip().splitlines()[-1:]}")
+    print(proc.stderr.strip().replace("# solver:", "# baseline:"), file=sys.stderr)
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def this_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """This build's ``--json`` rows (a child process too: both builds run the same way)."""
+    argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline, "--json")]
+    proc = subprocess.run([sys.executable, __file__, *argv, "--json"], capture_output=True, text=True, check=True)
+    print(proc.stderr.strip(), file=sys.stderr)
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def ratio(new: float, old: float) -> str:
+    return f"{new / old:.2f}" if old else "-"
+
+
+def side_by_side(args: argparse.Namespace) -> None:
+    """The baseline's rows and this build's, one line each, and this build's CPU as a fraction of the baseline's."""
+    old, new = baseline_rows(args), this_rows(args)
+    for a, b in zip(old, new, strict=True):
+        if "whole_game" in a:
+            ga, gb = a["whole_game"], b["whole_game"]
+            row = {"whole_game": gb, "baseline": ga}
+            text = (
+                f"whole game (25 deals, costs) x{gb['games']}: cpu median {ga['cpu_median_s']} s -> "
+                f"{gb['cpu_median_s']} s (x{ratio(gb['cpu_median_s'], ga['cpu_median_s'])}), "
+                f"max {ga['cpu_max_s']} s -> {gb['cpu_max_s']} s"
+            )
+        else:
+            row = {**b, "baseline": a}
+            text = (
+                f"n={b['hand_size']:>2} {b['pruning']:<12} deals {b['deals']:>3}  cpu median {a['cpu_median_ms']:>8.1f}"
+                f" -> {b['cpu_median_ms']:>8.1f} ms (x{ratio(b['cpu_median_ms'], a['cpu_median_ms'])})  "
+                f"p95 {a['cpu_p95_ms']:>8.1f} -> {b['cpu_p95_ms']:>8.1f} ms (x{ratio(b['cpu_p95_ms'], a['cpu_p95_ms'])})"
+                f"  nodes {a['median_nodes']:>9} -> {b['median_nodes']:>9}"
+                f" (p95 {a['p95_nodes']} -> {b['p95_nodes']})"
+            )
+        print(json.dumps(row) if args.json else text, flush=True)
 
 
 if __name__ == "__main__":

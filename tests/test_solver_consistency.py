@@ -16,7 +16,10 @@ play on the engine again, at every position:
   deal that small (a 13-card ``pereulok`` game, say), the values before every
   card of the last 4 tricks of each deal, which are positions the analysis's
   values-after-a-card reach.  A minimax a side is dear, so each deal checks
-  one side, the sides taking turns deal by deal.
+  one side, the sides taking turns deal by deal;
+* the same values in the games with random bids, on every deal with a board
+  claim (a ``bab-online`` bore, whose bidders may not lead trump unbroken, or a
+  ``standard`` board claimer, who may) that the rules above check.
 
 A rule the solver took from anywhere but the ruleset (who may lead trump while
 it is unbroken, for one) shows here as soon as a bot's play reaches it.
@@ -242,6 +245,16 @@ def test_solver_legal_moves_winners_and_values_are_the_engines(rules: Ruleset) -
             check_values(p, first)
             valued += 1
     assert valued > 0
+    claims = checked_claims = 0
     for p in engine_games(rules, GAMES, random_bids=True):
         for native in SEARCHES:
             check_play(p, native)
+        assert p.start.contracts is not None
+        if not p.start.contracts.board_claimers:
+            continue
+        claims += 1
+        first = checked_from(rules, p.start.n)
+        if first is not None:
+            check_values(p, first)
+            checked_claims += 1
+    assert checked_claims > 0 or not claims, "board claims, but none in a deal whose values are checked"

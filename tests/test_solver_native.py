@@ -119,3 +119,22 @@ def test_c_values_of_large_deals_are_the_python_values() -> None:
         leader = rng.randrange(4)
         py = DealSolver(st.hands, leader, solver_rules, NS, native=False).value()
         assert DealSolver(st.hands, leader, solver_rules, NS, native=True).value() == py
+
+
+def test_profile_counts_each_trick_boundary_once_by_what_settled_it() -> None:
+    """The benchmark's profile: every boundary is settled one way, and a pruning switched off settles none."""
+    rng = random.Random(21)
+    for _ in range(int(20 * SCALE)):
+        st = random_deal(rng, rng.randint(5, 8))
+        solver_rules = SolverRules(st.trump, rng.randrange(16))
+        for pruning in (ALL_PRUNING, *ONE_OFF):
+            solver = DealSolver(st.hands, rng.randrange(4), solver_rules, NS, pruning)
+            solver.value()
+            got = solver.profile()
+            boundaries = sum(count for key, count in got.items() if key.startswith("boundaries"))
+            assert 0 < boundaries <= got["nodes"] == solver.nodes
+            assert got["boundaries_searched"] > 0
+            if not pruning.tt:
+                assert got["boundaries_by_tt"] == 0
+            if not pruning.quick_tricks:
+                assert got["boundaries_by_quick_tricks_side"] == got["boundaries_by_quick_tricks_others"] == 0

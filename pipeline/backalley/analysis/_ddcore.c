@@ -87,6 +87,9 @@ typedef struct {
     uint64_t tt_mask; /* hash count - 1 */
     int32_t tt_used, tt_cap;
     unsigned long long nodes;
+    /* Where the trick boundaries went (the benchmark's profile): settled by the target alone, by the
+     * transposition table, by the side's or the other seats' quick tricks, or searched lead by lead. */
+    unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, expanded;
 } Core;
 
 static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
@@ -575,8 +578,10 @@ static int boundary(Core *s, int target, Rel *rel) {
     int leader = s->leader;
     int left = popc(s->hands[leader]);
     memset(rel, 0, sizeof *rel);
-    if (target <= 0) return 1;
-    if (target > left) return 0;
+    if (target <= 0 || target > left) {
+        s->at_bound++;
+        return target <= 0;
+    }
     Key shape;
     uint32_t pat[MAXG];
     int hint = NO_CARD;
@@ -588,6 +593,7 @@ static int boundary(Core *s, int target, Rel *rel) {
             if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
             if (e->lo >= target || e->hi < target) {
                 *rel = e->rel;
+                s->by_tt++;
                 return e->lo >= target;
             }
             if (e->best != NO_CARD) hint = e->best;
@@ -601,14 +607,17 @@ static int boundary(Core *s, int target, Rel *rel) {
         sure_tricks(s, left, target, &mine, &theirs, &qm, &qt);
         if (mine >= target) {
             *rel = qm;
+            s->by_qt_mine++;
             return 1;
         }
         if (left - theirs < target) {
             *rel = qt;
+            s->by_qt_theirs++;
             return 0;
         }
     }
     int cards[16];
+    s->expanded++;
     int n = order(s, leader, leads(s, s->hands[leader], leader), cards);
     if ((s->flags & F_ORD) && hint != NO_CARD) {
         for (int i = 1; i < n; i++)
@@ -801,7 +810,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
     tt_clear(s);
-    s->nodes = 0;
+    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = all;
@@ -877,8 +886,17 @@ static PyMethodDef Core_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *Core_get_profile(Core *s, void *closure) {
+    (void)closure;
+    return Py_BuildValue("{sKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
+                         s->by_tt, "boundaries_by_quick_tricks_side", s->by_qt_mine,
+                         "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_searched", s->expanded);
+}
+
 static PyGetSetDef Core_getset[] = {
     {"nodes", (getter)Core_get_nodes, NULL, "search nodes visited so far", NULL},
+    {"profile", (getter)Core_get_profile, NULL,
+     "search nodes so far, and how the trick boundaries among them were settled (a dict of counts)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -336,6 +336,12 @@ class DealSolver:
                 hi = target - 1
         return lo
 
+    def profile(self) -> dict[str, int]:
+        """Search nodes so far and, in C, how the trick boundaries among them were settled (for the benchmark)."""
+        if self.core is not None:
+            return dict(self.core.profile)
+        return {"nodes": self.nodes}
+
     def at_least(self, target: int) -> bool:
         """Whether the side can win ``target`` or more of the remaining tricks."""
         if self.core is not None:
