@@ -20,7 +20,9 @@ from typer.testing import CliRunner
 from backalley.analysis.ledger import (
     LEDGER_COLUMNS,
     MIN_EXPECTED,
+    PARTS,
     LedgerError,
+    cluster_means,
     expected_pars,
     ledger_frame,
     luck_ledger,
@@ -29,6 +31,8 @@ from backalley.analysis.ledger import (
     stored_contract,
 )
 from backalley.cli.app import app
+from backalley.reporting import write_reports
+from backalley.reporting.html import player_slug
 from backalley.rules import Contract, Ruleset, find_ruleset
 from backalley.rules.par import par, side_contracts
 from backalley.simulate import as_sheet, make_record, player_pool, simulate_games
@@ -171,3 +175,36 @@ def test_no_analysed_deal_is_an_empty_ledger() -> None:
     got = ledger_frame([])
     assert got.columns == list(LEDGER_COLUMNS) and got.is_empty()
     assert got.schema["cards"] == pl.Float64 and got.schema["deal"] == pl.Int64
+
+
+def test_cluster_means_count_a_game_once() -> None:
+    """Two games of 2 and 1 deals: the mean per deal, and the interval from the games' sums."""
+    frame = pl.DataFrame(
+        {"game_id": ["a", "a", "b", "c"], "who": ["x"] * 4, **{p: [4.0, 2.0, 9.0, -3.0] for p in PARTS}}
+    )
+    got = cluster_means(frame, ["who"]).row(0, named=True)
+    sums, sizes = [6.0, 9.0, -3.0], [2, 1, 1]
+    mean = sum(sums) / 4
+    ss = sum((s - mean * n) ** 2 for s, n in zip(sums, sizes, strict=True))
+    assert (got["deals"], got["games"]) == (4, 3)
+    assert got["cards"] == pytest.approx(mean)
+    assert got["cards_half"] == pytest.approx(1.959963984540054 * (3 / 2 * ss) ** 0.5 / 4)
+    one = cluster_means(frame.filter(pl.col("game_id") == "a"), ["who"]).row(0, named=True)
+    assert one["play"] == pytest.approx(3.0) and one["play_half"] is None
+
+
+def test_the_report_shows_the_ledger(db: Path, ledger: pl.DataFrame, tmp_path: Path) -> None:
+    summary = write_reports(db, tmp_path / "report", workers=1)
+    index = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert 'id="luck-ledger"' in index
+    assert "Score-sheet games left out (they hold no cards, so no double-dummy value): 1." in index
+    name = "Ada"
+    page = next(p for p in summary.player_pages if p.name.startswith(player_slug(name)[:3]))
+    text = page.read_text(encoding="utf-8")
+    assert 'id="luck-ledger"' in text
+    mine = ledger.filter((pl.col("player") == name) & (pl.col("ruleset") == "standard") & (pl.col("options") == ""))
+    cards = mine["cards"].mean()
+    assert isinstance(cards, float)
+    shown = f"{cards:+.2f}".replace("-", "−")
+    assert f'<span class="rate">{shown}</span>' in text
+    assert f"{mine.height:,}" in text

@@ -42,6 +42,9 @@ def test_worked_examples() -> None:
     # pereulok: any made declaration scores 10 a trick; one declaration per side, ×1 without a previous one.
     assert par(find_ruleset("pereulok"), 6, 13, 0) == 60
     assert par(find_ruleset("pereulok"), 0, 13, 0) == 0
+    # bab-online: a team value of DD scores 10·DD; the whole hand, board then board2 (×4), 40·n.
+    bab = find_ruleset("bab-online")
+    assert [par(bab, t, 4, 1) for t in range(5)] == [0, 10, 20, 30, 160]
 
 
 def _brute_contracts(rules: Ruleset, n: int, side: int) -> list[object]:

@@ -15,7 +15,9 @@ double dummy), with its contract C, its tricks T and its points (``deal_sides``)
 
 so that ``actual − expected par = cards + bidding + play`` exactly, for every row.
 Score-sheet games (no cards) and unanalysed deals are left out; :func:`sheet_games`
-counts the sheets.
+counts the sheets.  :func:`luck_figures` averages the parts per deal for each player
+and partnership, each mean with a 95% interval that counts a game's deals together
+(a cluster interval by game: the deals of one game share players and a score).
 """
 
 from __future__ import annotations
@@ -211,15 +213,87 @@ def sheet_games(con: duckdb.DuckDBPyConnection) -> int:
     return int(got[0]) if got else 0
 
 
+# ---------------------------------------------------------------- means per player and partnership
+
+#: The parts averaged per deal; ``adjusted`` is the luck-adjusted points (actual − cards).
+PARTS = ("actual", "cards", "bidding", "play", "play_own", "play_opponents", "adjusted")
+#: The normal quantile of a 95% interval.
+Z95 = 1.959963984540054
+
+
+def _with_adjusted(ledger: pl.DataFrame) -> pl.DataFrame:
+    return ledger.with_columns(adjusted=pl.col("actual") - pl.col("cards"))
+
+
+def cluster_means(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per ``keys``: deals, games, and each part's mean per deal with its 95% half-width (cluster by game).
+
+    The half-width is ``Z95 · √(G/(G−1) · Σ_g (S_g − mean·n_g)²) / N`` over the G games (game g:
+    n_g deals, part sum S_g; N deals in all); null with fewer than 2 games.
+    """
+    if frame.is_empty():
+        return pl.DataFrame(schema={**{k: frame.schema[k] for k in keys}, "deals": pl.Int64, "games": pl.Int64})
+    per_game = frame.group_by([*keys, "game_id"]).agg(pl.len().alias("n"), *[pl.col(p).sum() for p in PARTS])
+    means = per_game.group_by(keys).agg(
+        pl.col("n").sum().cast(pl.Int64).alias("deals"),
+        pl.len().cast(pl.Int64).alias("games"),
+        *[(pl.col(p).sum() / pl.col("n").sum()).alias(p) for p in PARTS],
+    )
+    resid = per_game.join(means.select([*keys, *[pl.col(p).alias(f"{p}_mean") for p in PARTS]]), on=keys)
+    spread = resid.group_by(keys).agg(
+        *[((pl.col(p) - pl.col(f"{p}_mean") * pl.col("n")) ** 2).sum().alias(f"{p}_ss") for p in PARTS]
+    )
+    out = means.join(spread, on=keys)
+    g = pl.col("games").cast(pl.Float64)
+    half = [
+        pl.when(g >= 2).then(Z95 * (g / (g - 1) * pl.col(f"{p}_ss")).sqrt() / pl.col("deals")).alias(f"{p}_half")
+        for p in PARTS
+    ]
+    return out.with_columns(half).drop([f"{p}_ss" for p in PARTS]).sort(keys)
+
+
+def pair_rows(ledger: pl.DataFrame) -> pl.DataFrame:
+    """One row per side of two players and deal, with ``pair``: the two players in sorted order joined by `` & ``."""
+    sides = ledger.group_by(["game_id", "deal", "side"], maintain_order=True).agg(
+        pl.col("player").sort().str.join(" & ").alias("pair"),
+        pl.len().alias("players"),
+        *[pl.col(c).first() for c in ("ruleset", "options", *PARTS)],
+    )
+    return sides.filter(pl.col("players") == 2).drop("players")
+
+
+def luck_figures(con: duckdb.DuckDBPyConnection, games: set[str] | None = None) -> dict[str, Any]:
+    """The report's ledger figures: per player, per partnership and for everyone; and the sheets left out.
+
+    ``games`` restricts the averages to those games (the report's scope); the expected
+    par is always the whole store's.
+    """
+    ledger = _with_adjusted(luck_ledger(con))
+    if games is not None:
+        ledger = ledger.filter(pl.col("game_id").is_in(list(games)))
+    everyone = ledger.unique(["game_id", "deal", "side"], keep="first", maintain_order=True)
+    return {
+        "luck_players": cluster_means(ledger, ["ruleset", "options", "player"]),
+        "luck_pairs": cluster_means(pair_rows(ledger), ["ruleset", "options", "pair"]),
+        "pop_luck": cluster_means(everyone, ["ruleset", "options"]),
+        "luck_sheets": sheet_games(con),
+    }
+
+
 __all__ = [
     "LEDGER_COLUMNS",
     "LEDGER_SCHEMA",
     "MIN_EXPECTED",
+    "PARTS",
+    "Z95",
     "LedgerError",
     "SideLedger",
+    "cluster_means",
     "expected_pars",
     "ledger_frame",
+    "luck_figures",
     "luck_ledger",
+    "pair_rows",
     "position",
     "read_sides",
     "sheet_games",
