@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import duckdb
@@ -123,6 +124,7 @@ class SideLedger:
         return (self.ruleset, self.options, self.hand_size, self.position)
 
 
+@lru_cache(maxsize=256)
 def _ruleset(name: str, options: str) -> Ruleset:
     try:
         return find_ruleset(name, tuple(o for o in options.split(",") if o))
@@ -135,12 +137,21 @@ def position(seats: tuple[int, ...], dealer: int) -> int:
     return min((s - dealer - 1) % 4 for s in seats) + 1
 
 
+@lru_cache(maxsize=1024)
+def side_seats(name: str, options: str, side: str) -> tuple[int, tuple[int, ...]]:
+    """The side's index in its ruleset and its seats."""
+    rules = _ruleset(name, options)
+    if side not in rules.sides:
+        raise LedgerError(f"no side {side!r} in {rules.label()}")
+    index = rules.sides.index(side)
+    return index, tuple(s for s in range(4) if rules.side_of[s] == index)
+
+
 def side_ledger(row: tuple[Any, ...], own_cost: int) -> SideLedger:
     """The figures of one row of the side query (see :data:`_SIDES_SQL`)."""
     game_id, deal, side, dd, n, dealer, name, options, kind, value, mult, tricks, points, *names = row
     rules = _ruleset(name, options)
-    index = rules.sides.index(side)
-    seats = tuple(s for s in range(4) if rules.side_of[s] == index)
+    index, seats = side_seats(name, options, side)
     contract = stored_contract(rules, kind, value, mult)
     bonus = points - rules.score(contract, tricks, n)
     at_dd = rules.score(contract, dd, n)
@@ -167,9 +178,8 @@ def read_sides(con: duckdb.DuckDBPyConnection) -> list[SideLedger]:
     costs: dict[tuple[str, int, str], int] = {(g, d, s): int(c) for g, d, s, c in con.execute(_COSTS_SQL).fetchall()}
     out = []
     for row in con.execute(_SIDES_SQL).fetchall():
-        rules = _ruleset(row[6], row[7])
-        side = rules.sides.index(row[2])
-        own = sum(costs.get((row[0], row[1], SEATS[s]), 0) for s in range(4) if rules.side_of[s] == side)
+        _, seats = side_seats(row[6], row[7], row[2])
+        own = sum(costs.get((row[0], row[1], SEATS[s]), 0) for s in seats)
         out.append(side_ledger(row, own))
     return out
 
@@ -298,5 +308,6 @@ __all__ = [
     "read_sides",
     "sheet_games",
     "side_ledger",
+    "side_seats",
     "stored_contract",
 ]
