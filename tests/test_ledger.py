@@ -23,6 +23,7 @@ from backalley.analysis.ledger import (
     PARTS,
     LedgerError,
     cluster_means,
+    cumulative_games,
     expected_pars,
     ledger_frame,
     luck_ledger,
@@ -208,3 +209,25 @@ def test_the_report_shows_the_ledger(db: Path, ledger: pl.DataFrame, tmp_path: P
     shown = f"{cards:+.2f}".replace("-", "−")
     assert f'<span class="rate">{shown}</span>' in text
     assert f"{mine.height:,}" in text
+
+
+def test_cumulative_games_end_at_the_players_totals(ledger: pl.DataFrame) -> None:
+    played = pl.DataFrame({"game_id": ledger["game_id"].unique().sort(descending=True)}).with_row_index("played_at")
+    got = cumulative_games(ledger, played)
+    for (ruleset, options, player), part in got.group_by(["ruleset", "options", "player"]):
+        mine = ledger.filter(
+            (pl.col("ruleset") == ruleset) & (pl.col("options") == options) & (pl.col("player") == player)
+        )
+        assert part["game"].sort().to_list() == list(range(1, mine["game_id"].n_unique() + 1))
+        last = part.sort("game").row(-1, named=True)
+        for p in ("cards", "bidding", "play"):
+            assert last[p] == pytest.approx(mine[p].sum())
+        # in the order played: the latest-sorted game id was played first
+        first = part.sort("game").row(0, named=True)
+        assert first["game_id"] == mine["game_id"].max()
+
+
+def test_the_player_page_charts_the_ledger(db: Path, tmp_path: Path) -> None:
+    summary = write_reports(db, tmp_path / "report", workers=1)
+    text = next(p for p in summary.player_pages if p.name.startswith("ada")).read_text(encoding="utf-8")
+    assert '<title id="luck-' in text and "Cards, bidding and play: standard" in text

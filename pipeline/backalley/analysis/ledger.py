@@ -219,8 +219,8 @@ def luck_ledger(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 def sheet_games(con: duckdb.DuckDBPyConnection) -> int:
     """How many valid score-sheet games the ledger leaves out (they hold no cards)."""
-    got = con.execute("SELECT count(*) FROM games WHERE valid AND coalesce(sheet, false)").fetchone()
-    return int(got[0]) if got else 0
+    got = con.execute("SELECT count(*) FROM games WHERE valid AND coalesce(sheet, false)").fetchall()
+    return int(got[0][0])
 
 
 # ---------------------------------------------------------------- means per player and partnership
@@ -272,7 +272,23 @@ def pair_rows(ledger: pl.DataFrame) -> pl.DataFrame:
     return sides.filter(pl.col("players") == 2).drop("players")
 
 
-def luck_figures(con: duckdb.DuckDBPyConnection, games: set[str] | None = None) -> dict[str, Any]:
+def cumulative_games(ledger: pl.DataFrame, played: pl.DataFrame) -> pl.DataFrame:
+    """Per ruleset, options and player, game after game (``played``: game_id, played_at): the running sums
+    of cards, bidding and play (``game``: 1, 2, … in the order played, then by game id)."""
+    if ledger.is_empty():
+        return pl.DataFrame(schema={"ruleset": pl.Utf8, "options": pl.Utf8, "player": pl.Utf8, "game": pl.Int64})
+    keys = ["ruleset", "options", "player"]
+    per_game = ledger.group_by([*keys, "game_id"]).agg(*[pl.col(p).sum() for p in ("cards", "bidding", "play")])
+    ordered = per_game.join(played, on="game_id", how="left").sort([*keys, "played_at", "game_id"], nulls_last=True)
+    return ordered.with_columns(
+        pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Int64).alias("game"),
+        *[pl.col(p).cum_sum().over(keys) for p in ("cards", "bidding", "play")],
+    ).drop("played_at")
+
+
+def luck_figures(
+    con: duckdb.DuckDBPyConnection, games: set[str] | None = None, played: pl.DataFrame | None = None
+) -> dict[str, Any]:
     """The report's ledger figures: per player, per partnership and for everyone; and the sheets left out.
 
     ``games`` restricts the averages to those games (the report's scope); the expected
@@ -282,7 +298,10 @@ def luck_figures(con: duckdb.DuckDBPyConnection, games: set[str] | None = None) 
     if games is not None:
         ledger = ledger.filter(pl.col("game_id").is_in(list(games)))
     everyone = ledger.unique(["game_id", "deal", "side"], keep="first", maintain_order=True)
+    if played is None:
+        played = pl.DataFrame({"game_id": ledger["game_id"].unique()}).with_columns(played_at=pl.lit(None))
     return {
+        "luck_games": cumulative_games(ledger, played),
         "luck_players": cluster_means(ledger, ["ruleset", "options", "player"]),
         "luck_pairs": cluster_means(pair_rows(ledger), ["ruleset", "options", "pair"]),
         "pop_luck": cluster_means(everyone, ["ruleset", "options"]),
@@ -299,6 +318,7 @@ __all__ = [
     "LedgerError",
     "SideLedger",
     "cluster_means",
+    "cumulative_games",
     "expected_pars",
     "ledger_frame",
     "luck_figures",

@@ -14,8 +14,19 @@ import polars as pl
 from markupsafe import Markup
 
 from backalley.analysis.ledger import PARTS
-from backalley.reporting.blocks import Block, Heading, Note
-from backalley.reporting.cells import esc, fmt_int, fmt_num, note, player_link, ruleset_label, table
+from backalley.reporting import charts
+from backalley.reporting.blocks import Block, Charts, Heading, Note
+from backalley.reporting.cells import (
+    chart,
+    esc,
+    fmt_int,
+    fmt_num,
+    note,
+    player_link,
+    ruleset_anchor,
+    ruleset_label,
+    table,
+)
 
 HEADERS = [
     "deals",
@@ -61,6 +72,16 @@ def _left_out(sheets: int) -> list[Block]:
     return [note(f"Score-sheet games left out (they hold no cards, so no double-dummy value): {sheets:,}.")]
 
 
+def _player_chart(m: Any, player: str, ruleset: str, options: str, label: str) -> list[Block]:
+    games: pl.DataFrame = m.luck_games
+    mine = games.filter(
+        (pl.col("player") == player) & (pl.col("ruleset") == ruleset) & (pl.col("options") == options)
+    ).sort("game")
+    prefix = "luck-" + ruleset_anchor(ruleset, options)
+    svg = charts.luck_over_games(mine, prefix, f"Cards, bidding and play: {label}")
+    return [Charts([chart(svg, "the luck ledger game after game")])] if svg else []
+
+
 def luck_sections(m: Any, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
     """The luck ledger: per ruleset and options, everyone and each player (index), or one player and their pairs."""
     pop: pl.DataFrame = m.pop_luck
@@ -79,6 +100,8 @@ def luck_sections(m: Any, linked: Mapping[str, str], player: str | None = None) 
         mine = players.filter((pl.col("ruleset") == r["ruleset"]) & (pl.col("options") == r["options"]))
         if player is None:
             b.append(table(["", *HEADERS], [["all sides", *luck_cells(r)]], caption=f"{label}: every side"))
+        if player is not None:
+            b += _player_chart(m, player, r["ruleset"], r["options"], label)
         if mine.height:
             rows = (
                 [player_link(x["player"], player is not None, linked), *luck_cells(x)]

@@ -149,6 +149,8 @@ class Metrics:
     luck_players: pl.DataFrame = field(default_factory=pl.DataFrame)
     luck_pairs: pl.DataFrame = field(default_factory=pl.DataFrame)
     pop_luck: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Per ruleset, options and player, game after game: the running sums of cards, bidding and play.
+    luck_games: pl.DataFrame = field(default_factory=pl.DataFrame)
     luck_sheets: int = 0
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
@@ -514,6 +516,7 @@ def compute(
         luck_players=luck["luck_players"],
         luck_pairs=luck["luck_pairs"],
         pop_luck=luck["pop_luck"],
+        luck_games=luck["luck_games"],
         luck_sheets=luck["luck_sheets"],
         dd_bids=dd["dd_bids"],
         pop_dd_bids=dd["pop_dd_bids"],
@@ -634,14 +637,10 @@ def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
 def _luck(con: duckdb.DuckDBPyConnection, sheets: bool) -> dict[str, Any]:
     """The luck ledger's figures over the report's games (the temporary table ``g``); none without analysis."""
     if not (sheets and _has_dd(con)):
-        return {
-            "luck_players": pl.DataFrame(),
-            "luck_pairs": pl.DataFrame(),
-            "pop_luck": pl.DataFrame(),
-            "luck_sheets": 0,
-        }
-    games = {str(r[0]) for r in con.execute("SELECT game_id FROM g").fetchall()}
-    return luck_figures(con, games)
+        none = pl.DataFrame()
+        return {"luck_players": none, "luck_pairs": none, "pop_luck": none, "luck_games": none, "luck_sheets": 0}
+    played: pl.DataFrame = con.sql("SELECT game_id, played_at FROM g").pl()
+    return luck_figures(con, set(played["game_id"].to_list()), played)
 
 
 def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFrame]:
