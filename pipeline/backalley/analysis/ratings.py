@@ -33,8 +33,10 @@ PROVISIONAL_SIGMA = 2.0
 PRIOR_MU, PRIOR_SIGMA, BETA, GAMMA = 0.0, 6.0, 1.0, 0.03
 #: Distinct partners a player needs for an identifiable individual rating.
 MIN_PARTNERS = 3
-#: Bound on the fitting passes (each is one forward and one backward sweep of the history).
-ITERATIONS = 30
+#: Bound on the fitting passes (each is one forward and one backward sweep of the history), and the
+#: change of every μ and σ under which the fit has converged (ratings are shown to 2 decimals).
+ITERATIONS = 10
+EPSILON = 1e-3
 
 _GAMES_SQL = """
 SELECT g.game_id, g.ruleset, g.options, g.played_at::DATE AS day, g.player_n, g.player_e, g.player_s, g.player_w,
@@ -130,7 +132,7 @@ def fit(results: list[Result], pairs: bool) -> dict[str, tuple[float, float]]:
         gamma=GAMMA,
         p_draw=min(0.5, max(0.001, draws / len(results))) if draws else 0.0,
     )
-    history.convergence(iterations=ITERATIONS, verbose=False)
+    history.convergence(epsilon=EPSILON, iterations=ITERATIONS, verbose=False)
     curves: dict[str, Any] = history.learning_curves()
     return {str(k): (float(v[-1][1].mu), float(v[-1][1].sigma)) for k, v in curves.items()}
 
