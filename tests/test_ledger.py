@@ -231,3 +231,9 @@ def test_the_player_page_charts_the_ledger(db: Path, tmp_path: Path) -> None:
     summary = write_reports(db, tmp_path / "report", workers=1)
     text = next(p for p in summary.player_pages if p.name.startswith("ada")).read_text(encoding="utf-8")
     assert '<title id="luck-' in text and "Cards, bidding and play: standard" in text
+
+
+def test_the_columns_are_documented() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "database.md").read_text(encoding="utf-8")
+    listed = text.split("### The luck ledger", 1)[1].split("`game_id, deal,", 1)[1].split("`", 1)[0]
+    assert ["game_id", "deal", *[c.strip() for c in listed.split(",") if c.strip()]] == list(LEDGER_COLUMNS)
