@@ -695,6 +695,23 @@ def analyze(
         raise typer.Exit(1)
 
 
+@app.command()
+def ratings(db: DbOption = None) -> None:
+    """Print the ratings (TrueSkill Through Time) of every partnership and player, per ruleset and options.
+
+    Exit status: 0 ok, 2 store error.
+    """
+    from backalley.analysis.ratings import RatingError, ratings_lines
+    from backalley.store.database import default_db
+
+    try:
+        lines = ratings_lines(db if db is not None else default_db())
+    except RatingError as exc:
+        raise fail(str(exc)) from None
+    for line in lines:
+        out.print(line, markup=False)
+
+
 def _analysis_text(where: str, game: Any) -> str:
     lines = [f"{printable(where)}  {printable(game.game_id or '(no game_id)')}"]
     if game.error:

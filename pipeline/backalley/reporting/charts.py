@@ -349,3 +349,30 @@ def score_over_games(scores: pl.DataFrame, prefix: str) -> str | None:
     entries = [("opponents", MUTED, kind), ("player's team", ACCENT, kind)]
     plot.legend(entries, _best_corner(plot, entries, [mine, opp]))
     return plot.svg()
+
+
+def luck_over_games(games: pl.DataFrame, prefix: str, title: str) -> str | None:
+    """The running sums of cards, bidding and play game after game (frame with game, cards, bidding, play)."""
+    if games.is_empty():
+        return None
+    x = games["game"].to_list()
+    lines = [
+        (name, colour, _points(x, games[name]))
+        for name, colour in (("cards", ACCENT), ("bidding", BAD), ("play", GOOD))
+    ]
+    xlim = (0.5, max(float(max(x)), 2.0) + 0.5)
+    ylim = _padded([0.0] + [p[1] for _, _, pts in lines for p in pts])
+    plot = _Plot(prefix, title, xlim, ylim)
+    plot.axes(
+        nice_ticks(*xlim, integer=True, max_ticks=9),
+        nice_ticks(*ylim, max_ticks=7),
+        "game number (in order played)",
+        "points, running sum",
+        xgrid=True,
+    )
+    plot.line([(xlim[0], 0.0), (xlim[1], 0.0)], MUTED, 0.8)
+    for _, colour, pts in lines:
+        plot.line(pts, colour, 1.5)
+    entries = [(name, colour, "line") for name, colour, _ in lines]
+    plot.legend(entries, _best_corner(plot, entries, [pts for _, _, pts in lines]))
+    return plot.svg()

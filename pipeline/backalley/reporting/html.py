@@ -56,6 +56,7 @@ from backalley.reporting.cells import (
     variant,
 )
 from backalley.reporting.dd_sections import dd_sections, ruleset_dd_sections
+from backalley.reporting.luck import luck_sections
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
 
 # ---------------------------------------------------------------- file names
@@ -217,6 +218,7 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     for r in m.rulesets.iter_rows(named=True):
         if (r["ruleset"], r["options"]) != ("standard", ""):
             b += ruleset_section(m, r["ruleset"], r["options"], linked)
+    b += luck_sections(m, linked)
     b += _quality_section(m, linked)
 
     b.append(Heading("Players"))
@@ -682,6 +684,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
     if m.analysed and m.of("dd_bids", player).height:
         b += dd_sections(m, linked, player)
     b += player_ruleset_sections(m, player, linked)
+    b += luck_sections(m, linked, player)
     b += _quality_section(m, linked, player)
     return page(f"{player}", sub, b, root="../")
 

@@ -19,6 +19,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from backalley.analysis.ledger import luck_figures
 from backalley.reporting.scope import Period
 from backalley.rules import RULESETS, Ruleset
 from backalley.store.database import StoreError, StoreLockedError, check_readable, connect, one_line
@@ -143,6 +144,14 @@ class Metrics:
     pop_ruleset_dd_plays: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: Scored deals per ruleset, options and hand size, and how many of them have double-dummy values.
     dd_coverage: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The luck ledger's means per deal (docs/metrics.md, "Par and the luck ledger"): per ruleset, options and
+    #: player, per partnership (``pair``) and for every side; and the score-sheet games it leaves out.
+    luck_players: pl.DataFrame = field(default_factory=pl.DataFrame)
+    luck_pairs: pl.DataFrame = field(default_factory=pl.DataFrame)
+    pop_luck: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: Per ruleset, options and player, game after game: the running sums of cards, bidding and play.
+    luck_games: pl.DataFrame = field(default_factory=pl.DataFrame)
+    luck_sheets: int = 0
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     #: The days ``report --since/--until`` restricted the report to (open: every game).
@@ -509,7 +518,13 @@ def compute(
     }
     per_ruleset = _ruleset_figures(q)
     dd = _dd_figures(con, q)
+    luck = _luck(con, "sheet" in have_g)
     return Metrics(
+        luck_players=luck["luck_players"],
+        luck_pairs=luck["luck_pairs"],
+        pop_luck=luck["pop_luck"],
+        luck_games=luck["luck_games"],
+        luck_sheets=luck["luck_sheets"],
         dd_bids=dd["dd_bids"],
         pop_dd_bids=dd["pop_dd_bids"],
         dd_plays=dd["dd_plays"],
@@ -624,6 +639,15 @@ def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
         for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
     }
     return {"dd_deals", "dd_plays", "dd_deal_sides"} <= tables and _columns(con, "player_deals") >= _DD_NEEDS
+
+
+def _luck(con: duckdb.DuckDBPyConnection, sheets: bool) -> dict[str, Any]:
+    """The luck ledger's figures over the report's games (the temporary table ``g``); none without analysis."""
+    if not (sheets and _has_dd(con)):
+        none = pl.DataFrame()
+        return {"luck_players": none, "luck_pairs": none, "pop_luck": none, "luck_games": none, "luck_sheets": 0}
+    played: pl.DataFrame = con.sql("SELECT game_id, played_at FROM g").pl()
+    return luck_figures(con, set(played["game_id"].to_list()), played)
 
 
 def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFrame]:

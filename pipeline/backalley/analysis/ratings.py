@@ -1,0 +1,219 @@
+"""Ratings with uncertainty: TrueSkill Through Time over the store's whole history.
+
+Per ruleset and options (no scale mixes rulesets), two histories are fitted with
+``trueskillthroughtime`` (order-independent, smoothed backwards):
+
+* ``pair``: each partnership a unit (its ``subject``: the two player ids in sorted
+  order joined by `` & ``), one team of one against the other;
+* ``player``: each player on their own, a side's players its team (without
+  partnerships, each seat a team of one).
+
+The observation is a valid, complete game's result: each side's final score,
+higher better, equal scores a draw.  Time is the day played (games without a
+date take the day of the game before them), so skill may drift between days.
+A rating whose σ is above :data:`PROVISIONAL_SIGMA` is provisional (shown with
+``?``); a player's individual rating is identifiable only with at least
+:data:`MIN_PARTNERS` distinct partners.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import trueskillthroughtime as ttt  # type: ignore[import-untyped]
+
+from backalley.store.database import StoreError, connect, one_line
+
+#: A rating with a σ above this is provisional (the prior's σ is :data:`PRIOR_SIGMA`).
+PROVISIONAL_SIGMA = 2.0
+PRIOR_MU, PRIOR_SIGMA, BETA, GAMMA = 0.0, 6.0, 1.0, 0.03
+#: Distinct partners a player needs for an identifiable individual rating.
+MIN_PARTNERS = 3
+#: Bound on the fitting passes (each is one forward and one backward sweep of the history), and the
+#: change of every μ and σ under which the fit has converged (ratings are shown to 2 decimals).
+ITERATIONS = 10
+EPSILON = 1e-3
+
+_GAMES_SQL = """
+SELECT g.game_id, g.ruleset, g.options, g.played_at::DATE AS day, g.player_n, g.player_e, g.player_s, g.player_w,
+       list(s.side ORDER BY s.side) AS sides, list(s.score ORDER BY s.side) AS scores
+FROM games g JOIN game_sides s ON s.game_id = g.game_id
+WHERE g.valid AND g.complete AND s.score IS NOT NULL
+GROUP BY ALL
+ORDER BY day NULLS LAST, g.game_id
+"""
+
+
+class RatingError(ValueError):
+    """A store the ratings cannot read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One game: each side's players and final score, and the day it was played (an ordinal, or None)."""
+
+    teams: tuple[tuple[str, ...], ...]
+    scores: tuple[float, ...]
+    day: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    ruleset: str
+    options: str
+    kind: str
+    subject: str
+    mu: float
+    sigma: float
+    games: int
+    provisional: bool
+    #: Distinct partners (players only; 0 for a pair or without partnerships).
+    partners: int = 0
+
+    @property
+    def conservative(self) -> float:
+        """μ − 3σ: a skill the subject very likely has at least."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def identifiable(self) -> bool:
+        """A pair always; a player of a partnership game with at least :data:`MIN_PARTNERS` partners."""
+        return self.kind == "pair" or self.partners == 0 or self.partners >= MIN_PARTNERS
+
+
+_SEAT_SIDE = {"NS": (0, 2), "EW": (1, 3), "N": (0,), "E": (1,), "S": (2,), "W": (3,)}
+
+
+def read_results(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[Result]]:
+    """Every valid, complete game's result, per ruleset and options, in the order played."""
+    out: dict[tuple[str, str], list[Result]] = defaultdict(list)
+    for _, ruleset, options, day, *rest in con.execute(_GAMES_SQL).fetchall():
+        names, sides, scores = rest[:4], rest[4], rest[5]
+        if any(s not in _SEAT_SIDE for s in sides) or any(n is None for n in names):
+            raise RatingError(f"a game of {ruleset} has a side or player the ratings cannot read")
+        teams = tuple(tuple(str(names[k]) for k in _SEAT_SIDE[s]) for s in sides)
+        out[ruleset, options].append(Result(teams, tuple(float(x) for x in scores), day.toordinal() if day else None))
+    return dict(out)
+
+
+def _times(results: list[Result]) -> list[int]:
+    """Each game's day, a missing one taking the day before it (0 before any)."""
+    times, last = [], 0
+    for r in results:
+        last = r.day if r.day is not None else last
+        times.append(last)
+    return times
+
+
+def pair_name(players: tuple[str, ...]) -> str:
+    return " & ".join(sorted(players))
+
+
+def fit(results: list[Result], pairs: bool) -> dict[str, tuple[float, float]]:
+    """Each subject's latest (μ, σ) after smoothing the whole history (``pairs``: partnerships as units)."""
+    if not results:
+        return {}
+    if pairs:
+        composition = [[[pair_name(t)] for t in r.teams] for r in results]
+    else:
+        composition = [[list(t) for t in r.teams] for r in results]
+    draws = sum(len(set(r.scores)) < len(r.scores) for r in results)
+    history = ttt.History(
+        composition,
+        results=[list(r.scores) for r in results],
+        times=_times(results),
+        mu=PRIOR_MU,
+        sigma=PRIOR_SIGMA,
+        beta=BETA,
+        gamma=GAMMA,
+        p_draw=min(0.5, max(0.001, draws / len(results))) if draws else 0.0,
+    )
+    history.convergence(epsilon=EPSILON, iterations=ITERATIONS, verbose=False)
+    curves: dict[str, Any] = history.learning_curves()
+    return {str(k): (float(v[-1][1].mu), float(v[-1][1].sigma)) for k, v in curves.items()}
+
+
+def _counts(results: list[Result], pairs: bool) -> tuple[dict[str, int], dict[str, set[str]]]:
+    games: dict[str, int] = defaultdict(int)
+    partners: dict[str, set[str]] = defaultdict(set)
+    for r in results:
+        for team in r.teams:
+            if pairs:
+                games[pair_name(team)] += 1
+                continue
+            for p in team:
+                games[p] += 1
+                partners[p].update(q for q in team if q != p)
+    return games, partners
+
+
+def ratings_of(ruleset: str, options: str, results: list[Result]) -> list[Rating]:
+    """Pairs (when the games have partnerships) and players of one ruleset and options, best conservative first."""
+    out: list[Rating] = []
+    kinds = (("pair", True), ("player", False)) if all(len(t) == 2 for r in results for t in r.teams) else ()
+    for kind, pairs in kinds or (("player", False),):
+        games, partners = _counts(results, pairs)
+        for subject, (mu, sigma) in fit(results, pairs).items():
+            n = len(partners.get(subject, ()))
+            out.append(Rating(ruleset, options, kind, subject, mu, sigma, games[subject], sigma > PROVISIONAL_SIGMA, n))
+    return sorted(out, key=lambda r: (r.kind, -r.conservative, r.subject))
+
+
+def store_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
+    """Every ruleset's and options' ratings from the store on ``con``."""
+    out: list[Rating] = []
+    for (ruleset, options), results in sorted(read_results(con).items()):
+        out += ratings_of(ruleset, options, results)
+    return out
+
+
+def rating_text(r: Rating) -> str:
+    """``μ 3.20 ± σ 1.10, conservative −0.10`` (``?`` after a provisional one)."""
+    mark = " ?" if r.provisional else ""
+    return f"{r.mu:.2f} ± {r.sigma:.2f} (μ − 3σ {r.conservative:.2f}){mark}"
+
+
+def _line(r: Rating) -> str:
+    if not r.identifiable:
+        return f"  {r.subject}: not identifiable ({r.partners} partner{'s' if r.partners != 1 else ''}; {MIN_PARTNERS} needed)"
+    return f"  {r.subject}: {rating_text(r)}, {r.games:,} game{'s' if r.games != 1 else ''}"
+
+
+def ratings_lines(db: Path) -> list[str]:
+    """``backalley ratings``: every ruleset's pairs and players, best conservative rating first."""
+    if not db.is_file():
+        raise RatingError(f"no database at {db}")
+    try:
+        with connect(db, read_only=True) as con:
+            rows = store_ratings(con)
+    except (StoreError, duckdb.Error) as exc:
+        raise RatingError(f"{db}: {one_line(exc)}") from None
+    lines: list[str] = []
+    seen: tuple[str, str, str] | None = None
+    for r in rows:
+        if (r.ruleset, r.options, r.kind) != seen:
+            seen = (r.ruleset, r.options, r.kind)
+            label = "+".join([r.ruleset, *[o for o in r.options.split(",") if o]])
+            lines.append(f"{label}: {'partnerships' if r.kind == 'pair' else 'players'} (μ ± σ; ? provisional)")
+        lines.append(_line(r))
+    return lines or ["no complete valid games to rate"]
+
+
+__all__ = [
+    "MIN_PARTNERS",
+    "PROVISIONAL_SIGMA",
+    "Rating",
+    "RatingError",
+    "Result",
+    "fit",
+    "pair_name",
+    "rating_text",
+    "ratings_lines",
+    "ratings_of",
+    "read_results",
+    "store_ratings",
+]

@@ -1,0 +1,239 @@
+"""The luck ledger (backalley.analysis.ledger): actual − E[par] = cards + bidding + play on every analysed deal.
+
+A store holds simulated games of every registered ruleset (and standard without
+partnerships) and one score sheet, analysed for deals of at most 3 cards a hand.
+Every figure is checked against the raw tables it comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from backalley.analysis.ledger import (
+    LEDGER_COLUMNS,
+    MIN_EXPECTED,
+    PARTS,
+    LedgerError,
+    cluster_means,
+    cumulative_games,
+    expected_pars,
+    ledger_frame,
+    luck_ledger,
+    read_sides,
+    sheet_games,
+    stored_contract,
+)
+from backalley.cli.app import app
+from backalley.reporting import write_reports
+from backalley.reporting.html import player_slug
+from backalley.rules import Contract, Ruleset, find_ruleset
+from backalley.rules.par import par, side_contracts
+from backalley.simulate import as_sheet, make_record, player_pool, simulate_games
+
+runner = CliRunner()
+RULESETS = (("standard", ()), ("standard", ("no_partnerships",)), ("bab-online", ()))
+
+
+def _ingest(path: Path, lines: list[str], *analyze: str) -> None:
+    games_file = path.with_suffix(f".{len(lines)}.jsonl")
+    games_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert runner.invoke(app, ["ingest", "--db", str(path), "-w", "1", str(games_file)]).exit_code == 0
+    result = runner.invoke(app, ["analyze", "--db", str(path), *analyze])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pereulok's two deals of 13 cards analysed whole; the others' deals of at most 3 cards."""
+    path = tmp_path_factory.mktemp("ledger") / "store.duckdb"
+    _ingest(path, list(simulate_games(1, seed=39, players=6, rules=find_ruleset("pereulok"))))
+    lines = []
+    for k, (name, options) in enumerate(RULESETS):
+        games = 16 if (name, options) == ("standard", ()) else 2
+        lines += simulate_games(games, seed=40 + k, players=6, rules=find_ruleset(name, options))
+    lines.append(json.dumps(as_sheet(make_record("paper-1", random.Random(5), player_pool(6), 5))))
+    _ingest(path, lines, "--max-cards", "3")
+    return path
+
+
+@pytest.fixture(scope="module")
+def ledger(db: Path) -> pl.DataFrame:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return luck_ledger(con)
+
+
+def test_the_identity_holds_on_every_row(ledger: pl.DataFrame) -> None:
+    assert set(ledger["ruleset"]) == {"standard", "pereulok", "bab-online"}
+    for r in ledger.iter_rows(named=True):
+        assert r["actual"] - r["expected_par"] == pytest.approx(r["cards"] + r["bidding"] + r["play"])
+        assert r["play"] == r["play_own"] + r["play_opponents"]
+        assert r["cards"] == pytest.approx(r["par"] - r["expected_par"])
+    assert (ledger["bidding"] < 0).any()
+
+
+def _multiplier(rules: Ruleset, c: Contract) -> int:
+    """A contract's multiplier as the store keeps it (a standard board's value is its multiplier)."""
+    return c.value if c.board and not rules.levelled_boards else c.mult
+
+
+def test_bidding_gives_away_unless_the_other_side_opened_a_multiplier(db: Path, ledger: pl.DataFrame) -> None:
+    """bidding ≤ 0, but for a multiplier only the other side's calls allow (pereulok's ×2…×4, a third board)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        mults = {
+            (g, d, s): m
+            for g, d, s, m in con.execute("SELECT game_id, deal, side, multiplier FROM deal_sides").fetchall()
+        }
+    gifts = 0
+    for r in ledger.iter_rows(named=True):
+        if r["bidding"] > 0:
+            rules = find_ruleset(r["ruleset"], tuple(o for o in r["options"].split(",") if o))
+            alone = side_contracts(rules, r["hand_size"], rules.sides.index(r["side"]))
+            assert mults[r["game_id"], r["deal"], r["side"]] > max(_multiplier(rules, c) for c in alone)
+            gifts += 1
+    assert gifts < len(ledger) / 10
+
+
+def _raw(db: Path) -> tuple[dict[tuple[str, int, str], tuple[int, ...]], dict[tuple[str, int, str], int]]:
+    """Per (game, deal, side): dd, hand size, tricks, points; and per (game, deal, seat) its cards' costs."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        sides = {
+            (g, d, s): (dd, n, t, p)
+            for g, d, s, dd, n, t, p in con.execute(
+                "SELECT x.game_id, x.deal, x.side, x.dd, a.hand_size, s.tricks, s.points FROM dd_deal_sides x "
+                "JOIN dd_deals a USING (game_id, deal) JOIN deal_sides s USING (game_id, deal, side) WHERE a.analysed"
+            ).fetchall()
+        }
+        costs = {
+            (g, d, s): c
+            for g, d, s, c in con.execute("SELECT game_id, deal, seat, sum(cost) FROM dd_plays GROUP BY ALL").fetchall()
+        }
+    return sides, costs
+
+
+def test_figures_come_from_the_raw_tables(db: Path, ledger: pl.DataFrame) -> None:
+    sides, costs = _raw(db)
+    assert len(ledger.unique(["game_id", "deal", "side"])) == len(sides)
+    for r in ledger.iter_rows(named=True):
+        dd, n, tricks, points = sides[r["game_id"], r["deal"], r["side"]]
+        rules = find_ruleset(r["ruleset"], tuple(o for o in r["options"].split(",") if o))
+        assert r["actual"] == points and r["hand_size"] == n
+        bonus = r["par"] - par(rules, dd, n, rules.sides.index(r["side"]))
+        assert bonus >= 0 and (bonus == 0 or rules.rainbow)
+        if len(rules.sides) == 2:  # partnerships: the other side's card costs are tricks this side gained
+            own = sum(costs.get((r["game_id"], r["deal"], seat), 0) for seat in r["side"])
+            theirs = sum(c for (g, d, seat), c in costs.items() if (g, d) == (r["game_id"], r["deal"]))
+            assert tricks == dd - own + (theirs - own)
+
+
+def test_expected_par_is_the_group_mean_or_the_fallback(db: Path, ledger: pl.DataFrame) -> None:
+    with duckdb.connect(str(db), read_only=True) as con:
+        sides = read_sides(con)
+    groups: dict[tuple[str, str, int, int], list[int]] = defaultdict(list)
+    for s in sides:
+        groups[s.group].append(s.par)
+    got = expected_pars(sides)
+    assert any(len(v) >= MIN_EXPECTED for v in groups.values())
+    assert any(len(v) < MIN_EXPECTED for v in groups.values())
+    for key, pars in groups.items():
+        mean, count = got[key]
+        if len(pars) >= MIN_EXPECTED:
+            assert (mean, count) == (pytest.approx(sum(pars) / len(pars)), len(pars))
+        else:
+            pooled = [p for k, v in groups.items() if k[:3] == key[:3] for p in v]
+            assert (mean, count) == (pytest.approx(sum(pooled) / len(pooled)), len(pooled))
+
+
+def test_one_row_per_player_of_the_side(ledger: pl.DataFrame) -> None:
+    per_side = ledger.group_by(["game_id", "deal", "side"]).agg(pl.len().alias("n"), pl.col("options").first())
+    for r in per_side.iter_rows(named=True):
+        assert r["n"] == (1 if "no_partnerships" in r["options"] else 2)
+    assert set(ledger["position"]) <= {1, 2, 3, 4}
+
+
+def test_sheets_are_left_out_and_counted(db: Path, ledger: pl.DataFrame) -> None:
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert sheet_games(con) == 1
+    assert "paper-1" not in set(ledger["game_id"])
+
+
+def test_a_bad_stored_contract_is_a_clear_error() -> None:
+    rules = find_ruleset("standard")
+    with pytest.raises(LedgerError, match="unknown contract kind"):
+        stored_contract(rules, "grand slam", 3, 1)
+    with pytest.raises(LedgerError, match="without a value"):
+        stored_contract(rules, "number", None, 1)
+
+
+def test_no_analysed_deal_is_an_empty_ledger() -> None:
+    got = ledger_frame([])
+    assert got.columns == list(LEDGER_COLUMNS) and got.is_empty()
+    assert got.schema["cards"] == pl.Float64 and got.schema["deal"] == pl.Int64
+
+
+def test_cluster_means_count_a_game_once() -> None:
+    """Two games of 2 and 1 deals: the mean per deal, and the interval from the games' sums."""
+    frame = pl.DataFrame(
+        {"game_id": ["a", "a", "b", "c"], "who": ["x"] * 4, **{p: [4.0, 2.0, 9.0, -3.0] for p in PARTS}}
+    )
+    got = cluster_means(frame, ["who"]).row(0, named=True)
+    sums, sizes = [6.0, 9.0, -3.0], [2, 1, 1]
+    mean = sum(sums) / 4
+    ss = sum((s - mean * n) ** 2 for s, n in zip(sums, sizes, strict=True))
+    assert (got["deals"], got["games"]) == (4, 3)
+    assert got["cards"] == pytest.approx(mean)
+    assert got["cards_half"] == pytest.approx(1.959963984540054 * (3 / 2 * ss) ** 0.5 / 4)
+    one = cluster_means(frame.filter(pl.col("game_id") == "a"), ["who"]).row(0, named=True)
+    assert one["play"] == pytest.approx(3.0) and one["play_half"] is None
+
+
+def test_the_report_shows_the_ledger(db: Path, ledger: pl.DataFrame, tmp_path: Path) -> None:
+    summary = write_reports(db, tmp_path / "report", workers=1)
+    index = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    assert 'id="luck-ledger"' in index
+    assert "Score-sheet games left out (they hold no cards, so no double-dummy value): 1." in index
+    name = "Ada"
+    page = next(p for p in summary.player_pages if p.name.startswith(player_slug(name)[:3]))
+    text = page.read_text(encoding="utf-8")
+    assert 'id="luck-ledger"' in text
+    mine = ledger.filter((pl.col("player") == name) & (pl.col("ruleset") == "standard") & (pl.col("options") == ""))
+    cards = mine["cards"].mean()
+    assert isinstance(cards, float)
+    shown = f"{cards:+.2f}".replace("-", "−")
+    assert f'<span class="rate">{shown}</span>' in text
+    assert f"{mine.height:,}" in text
+
+
+def test_cumulative_games_end_at_the_players_totals(ledger: pl.DataFrame) -> None:
+    played = pl.DataFrame({"game_id": ledger["game_id"].unique().sort(descending=True)}).with_row_index("played_at")
+    got = cumulative_games(ledger, played)
+    for (ruleset, options, player), part in got.group_by(["ruleset", "options", "player"]):
+        mine = ledger.filter(
+            (pl.col("ruleset") == ruleset) & (pl.col("options") == options) & (pl.col("player") == player)
+        )
+        assert part["game"].sort().to_list() == list(range(1, mine["game_id"].n_unique() + 1))
+        last = part.sort("game").row(-1, named=True)
+        for p in ("cards", "bidding", "play"):
+            assert last[p] == pytest.approx(mine[p].sum())
+        # in the order played: the latest-sorted game id was played first
+        first = part.sort("game").row(0, named=True)
+        assert first["game_id"] == mine["game_id"].max()
+
+
+def test_the_player_page_charts_the_ledger(db: Path, tmp_path: Path) -> None:
+    summary = write_reports(db, tmp_path / "report", workers=1)
+    text = next(p for p in summary.player_pages if p.name.startswith("ada")).read_text(encoding="utf-8")
+    assert '<title id="luck-' in text and "Cards, bidding and play: standard" in text
+
+
+def test_the_columns_are_documented() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "database.md").read_text(encoding="utf-8")
+    listed = text.split("### The luck ledger", 1)[1].split("`game_id, deal,", 1)[1].split("`", 1)[0]
+    assert ["game_id", "deal", *[c.strip() for c in listed.split(",") if c.strip()]] == list(LEDGER_COLUMNS)

@@ -1,0 +1,116 @@
+"""Ratings (backalley.analysis.ratings): TrueSkill Through Time per ruleset and options, pairs and players."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from backalley.analysis.ratings import (
+    MIN_PARTNERS,
+    PROVISIONAL_SIGMA,
+    Result,
+    pair_name,
+    ratings_of,
+    read_results,
+    store_ratings,
+)
+from backalley.cli.app import app
+from backalley.rules import find_ruleset
+from backalley.simulate import simulate_games
+
+runner = CliRunner()
+#: Hidden skills of a population: each side's score is its players' skills plus noise.
+SKILLS = {"Ada": 3.0, "Bo": 2.0, "Cy": 1.0, "Di": 0.0, "Ed": -1.0, "Flo": -2.0}
+
+
+def _population(games: int, seed: int) -> list[Result]:
+    rng = random.Random(seed)
+    names = list(SKILLS)
+    out = []
+    for k in range(games):
+        a, b, c, d = rng.sample(names, 4)
+        teams = ((a, c), (b, d))
+        scores = tuple(sum(SKILLS[p] for p in t) + rng.gauss(0, 1.5) for t in teams)
+        out.append(Result(teams, scores, 1 + k // 10))
+    return out
+
+
+def test_ratings_recover_the_hidden_order() -> None:
+    got = {r.subject: r for r in ratings_of("standard", "", _population(300, 3)) if r.kind == "player"}
+    assert set(got) == set(SKILLS)
+    by_mu = sorted(got, key=lambda p: -got[p].mu)
+    assert by_mu == list(SKILLS)
+    best, worst = got["Ada"], got["Flo"]
+    assert best.mu - 2 * best.sigma > worst.mu + 2 * worst.sigma  # the intervals say so
+    assert all(r.identifiable and not r.provisional for r in got.values())
+
+
+def test_pairs_are_units_named_in_sorted_order() -> None:
+    rated = ratings_of("standard", "", _population(200, 4))
+    pairs = {r.subject for r in rated if r.kind == "pair"}
+    assert pairs and all(s == pair_name(tuple(s.split(" & "))) for s in pairs)
+    assert pair_name(("Zed", "Ada")) == "Ada & Zed"
+    strong = next(r for r in rated if r.subject == "Ada & Bo")
+    weak = next(r for r in rated if r.subject == "Ed & Flo")
+    assert strong.mu > weak.mu
+
+
+def test_few_games_are_provisional_and_few_partners_not_identifiable() -> None:
+    rated = ratings_of("standard", "", [Result((("A", "B"), ("C", "D")), (10.0, 3.0), None)])
+    assert all(r.provisional == (r.sigma > PROVISIONAL_SIGMA) for r in rated)
+    assert all(r.provisional for r in rated)
+    players = [r for r in rated if r.kind == "player"]
+    assert all(r.partners == 1 < MIN_PARTNERS and not r.identifiable for r in players)
+    a = next(r for r in players if r.subject == "A")
+    c = next(r for r in players if r.subject == "C")
+    assert a.mu > c.mu and a.conservative == pytest.approx(a.mu - 3 * a.sigma)
+
+
+def test_a_draw_is_a_draw() -> None:
+    rated = ratings_of("standard", "", [Result((("A", "B"), ("C", "D")), (5.0, 5.0), 1)] * 3)
+    mus = {r.subject: r.mu for r in rated if r.kind == "player"}
+    assert mus["A"] == pytest.approx(mus["C"], abs=1e-6)
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("ratings")
+    lines = [*simulate_games(6, seed=5, players=6)]
+    lines += simulate_games(3, seed=6, players=6, rules=find_ruleset("standard", ("no_partnerships",)))
+    games = folder / "games.jsonl"
+    games.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    path = folder / "store.duckdb"
+    assert runner.invoke(app, ["ingest", "--db", str(path), "-w", "1", str(games)]).exit_code == 0
+    return path
+
+
+def test_the_store_is_rated_per_ruleset_and_options(db: Path) -> None:
+    with duckdb.connect(str(db), read_only=True) as con:
+        results = read_results(con)
+        rated = store_ratings(con)
+        counts = dict(
+            con.execute("SELECT options, count(*) FROM games WHERE valid AND complete GROUP BY options").fetchall()
+        )
+    assert {k: len(v) for k, v in results.items()} == {("standard", o): n for o, n in counts.items()}
+    solo = [r for r in rated if r.options == "no_partnerships"]
+    assert solo and all(r.kind == "player" and r.identifiable for r in solo)
+    assert all(len(t) == 1 for r in results["standard", "no_partnerships"] for t in r.teams)
+    plain = [r for r in rated if r.options == ""]
+    assert {r.kind for r in plain} == {"pair", "player"}
+    for r in plain:
+        teams = [t for g in results["standard", ""] for t in g.teams]
+        n = sum(pair_name(t) == r.subject if r.kind == "pair" else r.subject in t for t in teams)
+        assert r.games == n
+
+
+def test_cli_prints_the_ratings(db: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ratings", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "standard: partnerships (μ ± σ; ? provisional)" in result.output
+    assert "standard+no_partnerships: players" in result.output
+    missing = runner.invoke(app, ["ratings", "--db", str(tmp_path / "none.duckdb")])
+    assert missing.exit_code == 2 and "no database at" in missing.output
