@@ -129,6 +129,27 @@ def test_correcting_an_earlier_deal_rescores_every_deal_after_it(client: TestCli
     assert totals != replay({**sheet, "deals": sheet["deals"][:6]}).final_score
 
 
+def test_a_form_sent_twice_enters_nothing_twice(client: TestClient) -> None:
+    key = start(client, sheet_game(23), first_dealer="N")
+    assert client.post(f"/keep/{key}/bid", data={"at": 0, "position": 0, "bid": "3"}).status_code == 200
+    again = client.post(f"/keep/{key}/bid", data={"at": 0, "position": 0, "bid": "3"})
+    assert again.status_code == 409 and "moved on since" in again.text
+    assert "Bids: " in again.text and again.text.count(" 3") >= 1
+    assert client.get(f"/keep/{key}").headers["cache-control"] == "no-store"
+
+
+def test_a_game_id_taken_by_a_stored_game_is_not_stored_again(client: TestClient) -> None:
+    sheet = sheet_game(24)
+    first, second = start(client, sheet), start(client, sheet)
+    enter(client, first, sheet, upto=1)
+    enter(client, second, sheet, upto=2)
+    assert client.post(f"/keep/{first}/store").status_code == 200
+    r = client.post(f"/keep/{second}/store")
+    assert r.status_code == 409 and "was not stored (conflict)" in r.text, r.text
+    assert len(stored_record(client, sheet["game_id"])["deals"]) == 1
+    assert 'id="store"' in client.get(f"/keep/{second}").text  # still kept: nothing lost
+
+
 def test_a_bid_entered_by_mistake_is_bid_again(client: TestClient) -> None:
     sheet = sheet_game(14)
     key = start(client, sheet)

@@ -65,6 +65,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = svc
+    app.state.kept = keep.KeptFiles(svc.settings.db)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.include_router(keep.router)

@@ -46,8 +46,8 @@ KEY = re.compile(r"[A-Za-z0-9_-]{24}")
 MAX_FILE = 1 << 20
 #: Form fields are read up to this many characters.
 MAX_FIELD = 200
-#: The keeper link is a secret: no page of a kept game sends it on as a referrer.
-NO_REFERRER = {"Referrer-Policy": "no-referrer"}
+#: The keeper link is a secret: no page of a kept game sends it on as a referrer, or is kept by a cache.
+NO_REFERRER = {"Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 
 
 class KeptFiles:
@@ -97,9 +97,8 @@ class KeptFiles:
 
 
 def files(request: Request) -> KeptFiles:
-    found: KeptFiles | None = getattr(request.app.state, "kept", None)
-    if found is None:
-        found = request.app.state.kept = KeptFiles(request.app.state.service.settings.db)
+    """The kept games of the service's database (made with the application: :func:`backalley.service.app.create_app`)."""
+    found: KeptFiles = request.app.state.kept
     return found
 
 
