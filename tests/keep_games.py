@@ -17,7 +17,7 @@ def sheet_game(seed: int, ruleset: str = "standard", options: tuple[str, ...] = 
     rules = find_ruleset(ruleset, options)
     sheet = as_sheet(make_record(f"kept-{seed}", random.Random(seed), player_pool(8), seed, rules=rules))
     for d in sheet["deals"]:  # what a table writes down beyond bids and tricks is not asked for
-        for k in ("trump", "result", "rainbows"):
+        for k in ("trump", "result"):
             d.pop(k, None)
     sheet.pop("final_score", None)
     return sheet
@@ -34,8 +34,9 @@ def start_fields(sheet: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def tricks_fields(deal: dict[str, Any]) -> dict[str, str]:
-    return {s: str(deal["tricks_won"][s]) for s in SEATS}
+def tricks_fields(deal: dict[str, Any]) -> dict[str, Any]:
+    """The tricks form's fields for the deal: each seat's tricks, and its rainbows."""
+    return {**{s: str(deal["tricks_won"][s]) for s in SEATS}, "rainbow": deal.get("rainbows", [])}
 
 
 def assert_same_game(stored: dict[str, Any], sheet: dict[str, Any]) -> None:
@@ -43,7 +44,7 @@ def assert_same_game(stored: dict[str, Any], sheet: dict[str, Any]) -> None:
     tricks) and, replayed, the same points deal by deal and final score, valid and complete."""
     assert stored["sheet"] is True and stored["players"] == sheet["players"]
     assert stored.get("ruleset") == sheet.get("ruleset", "standard")
-    keys = ("number", "dealer", "bids", "tricks_won")
+    keys = ("number", "dealer", "bids", "tricks_won", "rainbows")
     assert [{k: d[k] for k in keys if k in d} for d in stored["deals"]] == [
         {k: d[k] for k in keys if k in d} for d in sheet["deals"]
     ]

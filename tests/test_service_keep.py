@@ -44,6 +44,7 @@ def enter(c: TestClient, key: str, sheet: dict[str, Any], upto: int | None = Non
             assert r.status_code == 200, r.text
             text = r.text
         if "tricks_won" in deal:
+            assert ("rainbows" not in deal) or 'name="rainbow"' in text  # asked where the ruleset gives one
             r = c.post(f"/keep/{key}/tricks", data={"at": i, **tricks_fields(deal)})
             assert r.status_code == 200, r.text
             text = r.text
@@ -207,6 +208,25 @@ def test_tricks_that_do_not_add_up_are_refused(client: TestClient, tricks: dict[
     r = client.post(f"/keep/{key}/tricks", data={"at": 0, **tricks})
     assert r.status_code == 400 and said in r.text.replace("&#39;", "'"), r.text
     assert 'class="tricks"' in r.text  # asked again
+
+
+@pytest.mark.parametrize(
+    ("ruleset", "rainbow", "said"),
+    [
+        ("standard", ["N"], "no hand of deal 1 (13 cards) earns a rainbow in standard"),
+        ("bab-online", ["N"], "no hand of deal 1 (12 cards) earns a rainbow in bab-online"),
+        ("bab-online", [], ""),
+    ],
+)
+def test_a_rainbow_is_marked_only_where_the_ruleset_gives_one(
+    client: TestClient, ruleset: str, rainbow: list[str], said: str
+) -> None:
+    sheet = sheet_game(25, ruleset)
+    key = start(client, sheet, first_dealer="N")
+    bid_all(client, key, 0, ["3", "pass", "2", "pass"])
+    assert "Dealt a rainbow" not in client.get(f"/keep/{key}").text
+    r = client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "2", "rainbow": rainbow})
+    assert r.status_code == (400 if said else 200) and said in r.text, r.text
 
 
 @pytest.mark.parametrize("deal", ["0", "2", "99999999999999999999", "x", "-1"])

@@ -137,7 +137,13 @@ def page(kept: keeper.Kept, key: str, code: int = 200, error: str | None = None)
             at = s.placed[index] if index < len(s.placed) else s.upcoming
             assert at is not None
             legal = keeper.legal_bids(rules, at, d.bids) if len(d.bids) < 4 else []
-            current = {"index": index, "at": at, "bids": d.bids, "legal": [keeper.bid_word(b) for b in legal]}
+            current = {
+                "index": index,
+                "at": at,
+                "bids": d.bids,
+                "legal": [keeper.bid_word(b) for b in legal],
+                "rainbow": rules.rainbow and rules.rainbow_deal(at.n),
+            }
         except keeper.KeepError:
             current = None
     response = render(
@@ -268,8 +274,15 @@ async def bid(key: str, request: Request) -> Response:
 @router.post("/keep/{key}/tricks", response_class=HTMLResponse)
 async def tricks(key: str, request: Request) -> Response:
     return await change(
-        request, key, lambda k, f: keeper.add_tricks(k, number(f, "at"), {s: field(f, s) for s in SEAT_NAMES})
+        request,
+        key,
+        lambda k, f: keeper.add_tricks(k, number(f, "at"), {s: field(f, s) for s in SEAT_NAMES}, rainbows(f)),
     )
+
+
+def rainbows(form: FormData) -> list[str]:
+    """The seats the form's ``rainbow`` boxes mark (at most a few: they are checked by the keeper)."""
+    return [v[:2] for v in form.getlist("rainbow")[:8] if isinstance(v, str)]
 
 
 @router.post("/keep/{key}/restart", response_class=HTMLResponse)
@@ -295,6 +308,7 @@ def correction_form(key: str, index: str, request: Request) -> HTMLResponse:
         at=at,
         d=d,
         words=[keeper.bid_word(b) for b in kept.rules.legal_bids(at.n)],
+        rainbow=kept.rules.rainbow and kept.rules.rainbow_deal(at.n),
         seats=SEAT_NAMES,
     )
     response.headers.update(NO_REFERRER)
@@ -314,7 +328,8 @@ def deal_index(kept: keeper.Kept, index: str) -> int:
 async def correct(key: str, index: str, request: Request) -> Response:
     def fix(kept: keeper.Kept, form: FormData) -> None:
         i = deal_index(kept, index)
-        keeper.correct(kept, i, [field(form, f"bid{k}") for k in range(4)], {s: field(form, s) for s in SEAT_NAMES})
+        tricks = {s: field(form, s) for s in SEAT_NAMES}
+        keeper.correct(kept, i, [field(form, f"bid{k}") for k in range(4)], tricks, rainbows(form))
 
     return await change(request, key, fix)
 

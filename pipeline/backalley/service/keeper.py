@@ -8,6 +8,7 @@ and the bids a player may make from the game's :class:`~backalley.rules.Ruleset`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,8 @@ class Dealing:
     bids: list[Bid] = field(default_factory=list)
     #: Tricks taken by N, E, S, W (``None`` until entered; never for a pass-out).
     tricks: list[int] | None = None
+    #: The seats dealt a hand that earns the ruleset's bonus (``bab-online``'s rainbow), in seat order.
+    rainbows: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -64,7 +67,7 @@ class Kept:
             "first_dealer": self.first_dealer,
             "played_at": self.played_at,
             "event": self.event,
-            "dealings": [{"bids": d.bids, "tricks": d.tricks} for d in self.dealings],
+            "dealings": [{"bids": d.bids, "tricks": d.tricks, "rainbows": d.rainbows} for d in self.dealings],
             "stored": self.stored,
         }
 
@@ -79,7 +82,7 @@ class Kept:
             int(obj["first_dealer"]),
             obj["played_at"],
             obj.get("event"),
-            [Dealing(list(d["bids"]), d["tricks"]) for d in obj["dealings"]],
+            [Dealing(list(d["bids"]), d["tricks"], list(d.get("rainbows", []))) for d in obj["dealings"]],
             obj.get("stored"),
         )
 
@@ -185,7 +188,19 @@ def sheet_deal(at: Placed, d: Dealing) -> dict[str, Any]:
     }
     if d.tricks is not None:
         deal["tricks_won"] = dict(zip(SEAT_NAMES, d.tricks, strict=True))
+    if d.rainbows:
+        deal["rainbows"] = d.rainbows
     return deal
+
+
+def read_rainbows(rules: Ruleset, at: Placed, given: Sequence[str]) -> list[str]:
+    """The seats the form says were dealt a rainbow: only in a deal where the ruleset gives the bonus."""
+    seats = [s for s in SEAT_NAMES if s in given]
+    if seats and not (rules.rainbow and rules.rainbow_deal(at.n)):
+        raise KeepError(f"no hand of deal {at.number} ({at.n} cards) earns a rainbow in {rules.label()}")
+    if len(seats) != len(given):
+        raise KeepError("a rainbow is marked by the seats N, E, S, W, each at most once")
+    return seats
 
 
 def legal_bids(rules: Ruleset, at: Placed, before: list[Bid]) -> list[Bid]:
@@ -269,13 +284,15 @@ def add_bid(kept: Kept, at: int, position: int, word: str) -> None:
         kept.dealings.append(d)
 
 
-def add_tricks(kept: Kept, at: int, given: dict[str, str]) -> None:
-    """Enter each seat's tricks in the dealing being entered, once its four bids are in."""
+def add_tricks(kept: Kept, at: int, given: dict[str, str], rainbows: Sequence[str] = ()) -> None:
+    """Enter each seat's tricks (and the seats dealt a rainbow) in the dealing being entered, once its four
+    bids are in."""
     s, current = open_dealing(kept)
     check_position(at, current, "form")
     d = kept.dealings[current] if current < len(kept.dealings) else Dealing()
     if len(d.bids) < 4:
         raise KeepError("the tricks are entered after the four bids", 409)
+    d.rainbows = read_rainbows(kept.rules, s.placed[current], rainbows)
     d.tricks = read_tricks(s.placed[current], given)
 
 
@@ -287,7 +304,7 @@ def restart_bidding(kept: Kept, at: int) -> None:
         del kept.dealings[current]
 
 
-def correct(kept: Kept, index: int, words: list[str], given: dict[str, str]) -> None:
+def correct(kept: Kept, index: int, words: list[str], given: dict[str, str], rainbows: Sequence[str] = ()) -> None:
     """Replace the bids and tricks of complete dealing ``index``; every dealing after it is scored again.
 
     A correction may not make a bid dealing a pass-out or the other way round while dealings follow it
@@ -311,4 +328,7 @@ def correct(kept: Kept, index: int, words: list[str], given: dict[str, str]) -> 
             " would fall elsewhere in the schedule: only the last deal entered can change so",
             409,
         )
-    kept.dealings[index] = Dealing(bids, None if passed else read_tricks(at, given))
+    if passed:
+        kept.dealings[index] = Dealing(bids)
+    else:
+        kept.dealings[index] = Dealing(bids, read_tricks(at, given), read_rainbows(rules, at, rainbows))
