@@ -309,3 +309,17 @@ def test_private_mode_starts_with_the_sign_in_cookie_and_the_link_writes(tmp_pat
         page = enter(phone, key, sheet, upto=2)
         assert page.count('class="fix"') == 2
         assert phone.get(f"/keep/{key}").headers["referrer-policy"] == "no-referrer"
+        assert phone.get("/keep").status_code == 401
+
+
+def test_a_signed_in_browser_finds_the_games_being_kept(client: TestClient) -> None:
+    sheet = sheet_game(26)
+    key, stored = start(client, sheet), start(client, {**sheet, "game_id": "done-already"})
+    enter(client, stored, sheet, upto=1)
+    client.post(f"/keep/{stored}/store")
+    assert key not in client.get("/keep").text  # not signed in: no list
+    client.post("/login", data={"token": TOKEN, "next": "/keep"})
+    listed = client.get("/keep").text
+    assert f'href="/keep/{key}"' in listed and stored not in listed
+    client.cookies.set("backalley_token", "forged")
+    assert key not in client.get("/keep").text

@@ -44,6 +44,8 @@ MAX_KEPT = 10_000
 KEY = re.compile(r"[A-Za-z0-9_-]{24}")
 #: A kept game's file holds at most this many bytes (far more than 100 dealings take).
 MAX_FILE = 1 << 20
+#: Games being kept that the start page lists to a signed-in browser at most (the latest changed first).
+LISTED = 50
 #: Form fields are read up to this many characters.
 MAX_FIELD = 200
 #: The keeper link is a secret: no page of a kept game sends it on as a referrer, or is kept by a cache.
@@ -66,20 +68,29 @@ class KeptFiles:
             self.folder.mkdir(exist_ok=True)
             if sum(1 for _ in self.folder.glob("*.json")) >= MAX_KEPT:
                 raise keeper.KeepError(f"this service keeps at most {MAX_KEPT:,} games", 507)
-            key = secrets.token_urlsafe(18)
-            self._write(key, kept)
-        return key
+            kept.key = secrets.token_urlsafe(18)
+            self._write(kept.key, kept)
+        return kept.key
+
+    def latest(self) -> list[keeper.Kept]:
+        """The games being kept (not stored), the latest changed first: :data:`LISTED` at most."""
+        with self.lock:
+            found = sorted(self.folder.glob("*.json"), key=_changed, reverse=True) if self.folder.is_dir() else []
+            out: list[keeper.Kept] = []
+            for path in found:
+                kept = _read(path)
+                if kept is not None and kept.stored is None and kept.key:
+                    out.append(kept)
+                if len(out) >= LISTED:
+                    break
+        return out
 
     def load(self, key: str) -> keeper.Kept:
         """The game kept under ``key``; a 404 for a key of no game (a forged or mistyped address)."""
-        path = self.path(key) if KEY.fullmatch(key) else None
-        try:
-            raw = path.read_bytes() if path is not None and path.stat().st_size <= MAX_FILE else None
-        except OSError:
-            raw = None
-        if raw is None:
+        kept = _read(self.path(key)) if KEY.fullmatch(key) else None
+        if kept is None:
             raise keeper.KeepError("no game is kept at this address (check the link)", 404)
-        return keeper.Kept.from_json(orjson.loads(raw))
+        return kept
 
     @contextmanager
     def changing(self, key: str) -> Iterator[keeper.Kept]:
@@ -94,6 +105,22 @@ class KeptFiles:
         tmp = path.with_suffix(".tmp")
         tmp.write_bytes(orjson.dumps(kept.as_json()))
         os.replace(tmp, path)
+
+
+def _read(path: Path) -> keeper.Kept | None:
+    """The game kept in ``path`` (``None`` when there is no such file)."""
+    try:
+        raw = path.read_bytes() if path.stat().st_size <= MAX_FILE else None
+    except OSError:
+        return None
+    return None if raw is None else keeper.Kept.from_json(orjson.loads(raw))
+
+
+def _changed(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def files(request: Request) -> KeptFiles:
@@ -192,11 +219,17 @@ def may_start(svc: Service, request: Request, form: FormData) -> bool:
 
 @router.get("/keep", response_class=HTMLResponse)
 def start_form(request: Request) -> HTMLResponse:
-    reader(request)
-    return start_page(request)
+    """The start form; to a browser signed in with an API token, the games being kept too (a lost link
+    is found again there)."""
+    svc = reader(request)
+    token = request.cookies.get(COOKIE) or None
+    kept = files(request).latest() if token is not None and svc.token_ok(token) else []
+    return start_page(request, kept=kept)
 
 
-def start_page(request: Request, code: int = 200, error: str | None = None, form: Any = None) -> HTMLResponse:
+def start_page(
+    request: Request, code: int = 200, error: str | None = None, form: Any = None, kept: list[keeper.Kept] | None = None
+) -> HTMLResponse:
     options = sorted({o for cls in RULESETS.values() for o in cls.known_options})
     return render(
         "keep_start.html",
@@ -207,6 +240,7 @@ def start_page(request: Request, code: int = 200, error: str | None = None, form
         signed_in=bool(request.cookies.get(COOKIE)),
         error=error,
         form=form or {},
+        kept=kept or [],
     )
 
 

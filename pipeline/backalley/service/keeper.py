@@ -53,6 +53,8 @@ class Kept:
     dealings: list[Dealing] = field(default_factory=list)
     #: The game id it was stored under (then it is no longer kept: nothing more can be entered).
     stored: str | None = None
+    #: The game's keeper key (its address), for the list of games being kept that token holders see.
+    key: str = ""
 
     @property
     def rules(self) -> Ruleset:
@@ -69,6 +71,7 @@ class Kept:
             "event": self.event,
             "dealings": [{"bids": d.bids, "tricks": d.tricks, "rainbows": d.rainbows} for d in self.dealings],
             "stored": self.stored,
+            "key": self.key,
         }
 
     @classmethod
@@ -84,6 +87,7 @@ class Kept:
             obj.get("event"),
             [Dealing(list(d["bids"]), d["tricks"], list(d.get("rainbows", []))) for d in obj["dealings"]],
             obj.get("stored"),
+            str(obj.get("key", "")),
         )
 
 
