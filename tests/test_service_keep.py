@@ -130,6 +130,30 @@ def test_correcting_an_earlier_deal_rescores_every_deal_after_it(client: TestCli
     assert totals != replay({**sheet, "deals": sheet["deals"][:6]}).final_score
 
 
+@pytest.mark.parametrize(
+    ("ruleset", "bids", "offered"),
+    [
+        ("pereulok", [], ["pass", *map(str, range(1, 14))]),
+        ("pereulok", ["3"], ["pass", *map(str, range(4, 14))]),
+        ("pereulok", ["3", "6"], ["pass"]),  # W's side declared already (E): only a pass
+        ("bab-online", ["board"], ["pass", *map(str, range(1, 13)), "board2"]),
+        ("bab-online", ["board", "board2", "board3", "board4"][:3], ["pass", *map(str, range(1, 13)), "board4"]),
+        ("standard", ["board", "board"], ["pass", *map(str, range(1, 13)), "board"]),
+    ],
+)
+def test_only_the_bids_the_ruleset_allows_are_offered(
+    client: TestClient, ruleset: str, bids: list[str], offered: list[str]
+) -> None:
+    key = start(client, sheet_game(27, ruleset), first_dealer="N")
+    text = client.get(f"/keep/{key}").text
+    for k, word in enumerate(bids):
+        text = client.post(f"/keep/{key}/bid", data={"at": 0, "position": k, "bid": word}).text
+    assert BUTTON.findall(text) == offered
+    if offered == ["pass"]:
+        refused = client.post(f"/keep/{key}/bid", data={"at": 0, "position": len(bids), "bid": "7"})
+        assert refused.status_code == 400 and "the legal bids: pass" in refused.text
+
+
 def test_a_form_sent_twice_enters_nothing_twice(client: TestClient) -> None:
     key = start(client, sheet_game(23), first_dealer="N")
     assert client.post(f"/keep/{key}/bid", data={"at": 0, "position": 0, "bid": "3"}).status_code == 200

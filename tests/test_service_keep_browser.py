@@ -50,8 +50,10 @@ def start(b: Browser, base: str, sheet: dict[str, Any]) -> None:
         {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 1, "mobile": True},
         session=True,
     )
-    seen = b.open(base + "/keep", WIDTH, mobile=True)
+    seen = b.open(base + "/games", WIDTH, mobile=True)
     assert all(p.startswith("request to another host: http://127.0.0.1:") for p in seen), seen
+    load(b, "[...document.querySelectorAll('nav.site a')].find(a => a.textContent === 'Keep score').click()")
+    assert js(b, "location.pathname") == "/keep"
     fields = start_fields(sheet)
     fill(b, {k: v for k, v in fields.items() if k not in ("options", "first_dealer", "ruleset")})
     fill(b, {"token": TOKEN, "first_dealer": fields["first_dealer"]})
