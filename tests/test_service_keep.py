@@ -67,7 +67,9 @@ def test_a_whole_game_kept_deal_by_deal_is_stored_as_its_sheet(
     sheet = sheet_game(seed, ruleset, options)
     key = start(client, sheet)
     page = enter(client, key, sheet)
-    assert 'id="over"' in page and "Store the game" in page
+    assert 'id="over"' in page and "Store the game" in page and "Every deal of the game is entered" in page
+    after = client.post(f"/keep/{key}/bid", data={"at": len(sheet["deals"]), "position": 0, "bid": "pass"})
+    assert after.status_code == 409 and "Every deal of the game is entered" in after.text
     final = replay(sheet).final_score
     assert final is not None
     assert re.findall(r'<th class="n total">(-?\d+)</th>', page) == [str(p) for p in final]
@@ -347,3 +349,16 @@ def test_a_signed_in_browser_finds_the_games_being_kept(client: TestClient) -> N
     assert f'href="/keep/{key}"' in listed and stored not in listed
     client.cookies.set("backalley_token", "forged")
     assert key not in client.get("/keep").text
+
+
+def test_a_kept_game_holds_a_bounded_number_of_dealings(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from backalley.service import keeper
+
+    monkeypatch.setattr(keeper, "MAX_DEALINGS", 2)
+    key = start(client, sheet_game(28), first_dealer="N")
+    for at in (0, 1):
+        bid_all(client, key, at, ["pass"] * 4)
+    page = client.get(f"/keep/{key}").text
+    assert "A kept game holds at most 2 dealings: store it below" in page and 'class="bids"' not in page
+    r = client.post(f"/keep/{key}/bid", data={"at": 2, "position": 0, "bid": "pass"})
+    assert r.status_code == 409 and "at most 2 dealings" in r.text

@@ -156,7 +156,7 @@ def page(kept: keeper.Kept, key: str, code: int = 200, error: str | None = None)
     """The game's page: the sheet so far with its points and running score, then what to enter next."""
     scored = keeper.score(kept)
     rules = kept.rules
-    current = None
+    current, closed = None, None
     if kept.stored is None:
         try:
             s, index = keeper.open_dealing(kept)
@@ -171,8 +171,8 @@ def page(kept: keeper.Kept, key: str, code: int = 200, error: str | None = None)
                 "legal": [keeper.bid_word(b) for b in legal],
                 "rainbow": rules.rainbow and rules.rainbow_deal(at.n),
             }
-        except keeper.KeepError:
-            current = None
+        except keeper.KeepError as exc:  # every deal entered, or the most a kept game holds
+            closed = exc.detail
     response = render(
         "keep.html",
         code,
@@ -184,6 +184,7 @@ def page(kept: keeper.Kept, key: str, code: int = 200, error: str | None = None)
         totals=scored.replayed.final_score or (),
         violations=[v for v in scored.replayed.violations if v.code != "INCOMPLETE"],
         current=current,
+        closed=closed,
         error=error,
     )
     response.headers.update(NO_REFERRER)

@@ -260,9 +260,9 @@ def open_dealing(kept: Kept) -> tuple[Scored, int]:
     if kept.dealings and not done(kept.dealings[-1], kept.rules):
         return s, len(kept.dealings) - 1
     if s.upcoming is None:
-        raise KeepError("every deal of the game is entered: correct a deal, or store the game", 409)
+        raise KeepError("Every deal of the game is entered: store the game below (or correct a deal)", 409)
     if len(kept.dealings) >= MAX_DEALINGS:
-        raise KeepError(f"a kept game holds at most {MAX_DEALINGS} dealings", 409)
+        raise KeepError(f"A kept game holds at most {MAX_DEALINGS} dealings: store it below", 409)
     return s, len(kept.dealings)
 
 
