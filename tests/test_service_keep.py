@@ -362,3 +362,19 @@ def test_a_kept_game_holds_a_bounded_number_of_dealings(client: TestClient, monk
     assert "A kept game holds at most 2 dealings: store it below" in page and 'class="bids"' not in page
     r = client.post(f"/keep/{key}/bid", data={"at": 2, "position": 0, "bid": "pass"})
     assert r.status_code == 409 and "at most 2 dealings" in r.text
+
+
+def test_a_change_the_server_cannot_write_is_refused_and_the_game_kept(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = start(client, sheet_game(29), first_dealer="N")
+
+    def full(self: Path, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", full)
+    r = client.post(f"/keep/{key}/bid", data={"at": 0, "position": 0, "bid": "3"})
+    assert r.status_code == 507 and "could not keep this change (No space left on device)" in r.text
+    monkeypatch.undo()
+    assert "Bids:" not in client.get(f"/keep/{key}").text
+    assert client.post(f"/keep/{key}/bid", data={"at": 0, "position": 0, "bid": "3"}).status_code == 200

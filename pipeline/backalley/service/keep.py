@@ -65,8 +65,7 @@ class KeptFiles:
     def create(self, kept: keeper.Kept) -> str:
         """Keep a new game; its key."""
         with self.lock:
-            self.folder.mkdir(exist_ok=True)
-            if sum(1 for _ in self.folder.glob("*.json")) >= MAX_KEPT:
+            if self.folder.is_dir() and sum(1 for _ in self.folder.glob("*.json")) >= MAX_KEPT:
                 raise keeper.KeepError(f"this service keeps at most {MAX_KEPT:,} games", 507)
             kept.key = secrets.token_urlsafe(18)
             self._write(kept.key, kept)
@@ -101,10 +100,17 @@ class KeptFiles:
             self._write(key, kept)
 
     def _write(self, key: str, kept: keeper.Kept) -> None:
+        """Write the game whole (a new file renamed over the old: a failure leaves the old one)."""
         path = self.path(key)
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(orjson.dumps(kept.as_json()))
-        os.replace(tmp, path)
+        try:
+            self.folder.mkdir(exist_ok=True)
+            tmp.write_bytes(orjson.dumps(kept.as_json()))
+            os.replace(tmp, path)
+        except OSError as exc:
+            raise keeper.KeepError(
+                f"the server could not keep this change ({exc.strerror}); nothing was changed", 507
+            ) from None
 
 
 def _read(path: Path) -> keeper.Kept | None:
