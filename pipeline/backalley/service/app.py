@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 
 import backalley
-from backalley.service import api, pages
+from backalley.service import api, keep, pages
 from backalley.service.bodies import BodyLimit
 from backalley.service.headers import Guard
 from backalley.service.problems import API_PREFIX, Problem, problem_response
@@ -65,8 +65,10 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.service = svc
+    app.state.kept = keep.KeptFiles(svc.settings.db)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(keep.router)
     app.add_middleware(
         BodyLimit,
         limit=settings.max_body,

@@ -65,6 +65,7 @@ SITE_MENU = (
     ("/games", "Games"),
     ("/players", "Players"),
     ("/sql", "SQL"),
+    ("/keep", "Keep score"),
     ("/", "Upload"),
     ("/metrics.html", "Definitions"),
     ("/api/v1/openapi.json", "API"),
