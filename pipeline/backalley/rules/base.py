@@ -151,6 +151,8 @@ class Ruleset:
     levelled_boards: ClassVar[bool] = False
     #: Whether a deal can score the rainbow bonus (``bonus``).
     rainbow: ClassVar[bool] = False
+    #: The words a bid may be besides a number, under any option (a record's bids are these or integers).
+    bid_words: ClassVar[tuple[str, ...]] = (PASS, BOARD)
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         self.options = options
