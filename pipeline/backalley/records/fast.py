@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from backalley.rules import RULESETS, STANDARD, RulesetError, all_rulesets, find_ruleset
+from backalley.rules import RULESETS, RulesetError, all_rulesets, find_ruleset
 
 CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
@@ -219,16 +219,15 @@ def v2_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
     given = getattr(rec, "options", None)
     options = [] if given is None or given is msgspec.UNSET else list(given)
     shape = _SHAPES.get(name)
-    out: list[tuple[tuple[int | str, ...], str]] = []
-    if name == _FORMAT_1.name and not options:
-        out.append((("format_version",), f"a plain {name} record (no options) is format_version 1"))
     if shape is not None and not shape.takes_options and given is not msgspec.UNSET and given is not None:
-        out.append((("options",), f"ruleset {name} takes no options"))
-        return out
+        return [(("options",), f"ruleset {name} takes no options")]
     try:
         rules = find_ruleset(name, tuple(options))
     except RulesetError as exc:
-        return [*out, (("options",), str(exc))]
+        return [(("options",), str(exc))]
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if rules.format_version == 1:
+        out.append((("format_version",), f"a plain {name} record (no options) is format_version 1"))
     sides = rules.sides
     limits = (_SHAPES[name], rules.scored_deals, frozenset(sides))
     for i, d in enumerate(rec.deals):
@@ -268,8 +267,6 @@ def _shape(name: str) -> _Shape:
 
 #: Each registered ruleset's record shape, by its record name.
 _SHAPES = {name: _shape(name) for name in RULESETS}
-#: The ruleset whose records without options are format version 1.
-_FORMAT_1 = STANDARD
 _ABSENT = (None, msgspec.UNSET)
 _Limits = tuple[_Shape, int, frozenset[str]]
 

@@ -175,6 +175,8 @@ class Ruleset:
         self.impossible_codes: tuple[str, ...] = ()
         #: Violation codes this ruleset can report beyond format 1's (docs/rules.md §14).
         self.extra_codes: tuple[str, ...] = ()
+        #: The record format version of this ruleset's records (docs/record-format.md): 2 but for plain standard.
+        self.format_version = 2
         self._contracts: dict[tuple[tuple[tuple[int, Bid], ...], int], Contracts] = {}
         self._tables: FastTables | None = None
         self._counted_deck = -1

@@ -113,8 +113,8 @@ def make_record(
 
 
 def record_head(rules: Ruleset, game_id: str) -> Record:
-    """The first fields of a record of ``rules``: format version 1 exactly for plain ``standard``."""
-    head: Record = {"format_version": 1 if rules.label() == "standard" else 2, "game_id": game_id}
+    """The first fields of a record of ``rules``: its format version, its id, its ruleset and options."""
+    head: Record = {"format_version": rules.format_version, "game_id": game_id}
     head["ruleset"] = rules.name
     if rules.options:
         head["options"] = list(rules.options)
@@ -126,5 +126,5 @@ def dumps(record: Record) -> str:
 
 
 def id_tag(rules: Ruleset) -> str:
-    """``""`` for plain standard (the ids it always had), else the ruleset's label in id characters."""
-    return "" if rules.label() == "standard" else rules.label().replace("+", ".") + "-"
+    """``""`` for a ruleset of format 1 (the ids its games always had), else the ruleset's label in id characters."""
+    return "" if rules.format_version == 1 else rules.label().replace("+", ".") + "-"
