@@ -226,37 +226,47 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
         return legal.bit_length() - 1
     if style.blunder and rng.random() < style.blunder:
         return rng.choice(list(cards_of(legal)))
-    seat = st.to_act()
+    gone = played | st.hands[st.to_act()]
+    return _follow(st, legal, gone) if st.current else _lead(st, legal, gone)
+
+
+def _lead(st: DealState, legal: int, gone: int) -> int:
+    """The lead: the top trump when the side claimed a board, else a boss, else the cheapest side card."""
     trump = st.trump
     rules = st.rules
     tmask = rules.trump_mask(trump)
-    hand = st.hands[seat]
-    gone = played | hand
-    cur = st.current
     assert st.contracts is not None
-    if not cur:
-        mine = st.contracts.of(rules.side_of[seat])
-        trumps = legal & tmask
-        if mine.board and trumps and tmask & ~gone:
-            return trumps.bit_length() - 1
-        bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone, rules)]
-        if bosses:
-            # Prefer a side-suit boss; a trump boss only when trumps are out there.
-            side = [c for c in bosses if not rules.is_trump(c, trump)]
-            if side:
-                return side[-1]
-            if tmask & ~gone:
-                return bosses[-1]
-        side_legal = legal & ~tmask
-        return _cheapest(side_legal or legal, trump, rules)
+    mine = st.contracts.of(rules.side_of[st.to_act()])
+    trumps = legal & tmask
+    if mine.board and trumps and tmask & ~gone:
+        return trumps.bit_length() - 1
+    bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone, rules)]
+    if bosses:
+        # Prefer a side-suit boss; a trump boss only when trumps are out there.
+        side = [c for c in bosses if not rules.is_trump(c, trump)]
+        if side:
+            return side[-1]
+        if tmask & ~gone:
+            return bosses[-1]
+    side_legal = legal & ~tmask
+    return _cheapest(side_legal or legal, trump, rules)
+
+
+def _follow(st: DealState, legal: int, gone: int) -> int:
+    """A follower's card: the cheapest when the partner wins safely, else the cheapest that wins, else the cheapest."""
+    trump = st.trump
+    rules = st.rules
+    cur = st.current
     pos = len(cur)
     win = rules.trick_winner(cur, trump)
-    partners = len(rules.sides) == 2
+    assert st.contracts is not None
     if (
-        partners
+        len(rules.sides) == 2
         and pos - win == 2
         and (
-            pos == 3 or not st.contracts.of(seat & 1).board or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
+            pos == 3
+            or not st.contracts.of(st.to_act() & 1).board
+            or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
         )
     ):
         # Partner is winning: do not overtake (unless a board needs it safe).
@@ -268,6 +278,4 @@ def choose_play(st: DealState, style: Style, rng: random.Random, played: int) ->
             k = _cost(c, trump, rules)
             if k < best_cost:
                 best, best_cost = c, k
-    if best >= 0:
-        return best
-    return _cheapest(legal, trump, rules)
+    return best if best >= 0 else _cheapest(legal, trump, rules)
