@@ -194,3 +194,28 @@ def test_a_bab_online_redeal_may_leave_out_its_hands(hands: bool) -> None:
     wrong_dealer = set_path(rec, ("deals", 4, "dealer"), "ESWN"["NESW".index(rec["deals"][4]["dealer"])])
     codes = {v.code for v in replay(wrong_dealer).violations}
     assert "DEALER" in codes and "HAND_SIZE" not in codes, codes
+
+
+def test_each_ruleset_struct_has_the_shape_its_rulesets_answer() -> None:
+    """The per-ruleset Structs (the format's shape, written out) agree with what the registry says:
+    the deal fields a ruleset's records never have are typed absent, ``trump_card`` is required where
+    every deal turns a card, and the bid words are the ruleset's ``bid_words``."""
+    import msgspec
+
+    from backalley.records import fast
+
+    structs = {
+        "standard": (fast.FastStandardRecordV2, fast.FastStandardDealV2),
+        "pereulok": (fast.FastPereulokRecordV2, fast.FastPereulokDeal),
+        "bab-online": (fast.FastBabOnlineRecordV2, fast.FastBabOnlineDeal),
+    }
+    assert set(structs) == set(fast._SHAPES)
+    for name, (record, deal) in structs.items():
+        shape = fast._SHAPES[name]
+        fields = {f.name: f for f in msgspec.structs.fields(deal)}
+        absent = {n for n, f in fields.items() if f.type is msgspec.UnsetType}
+        assert absent == set(shape.forbidden), name
+        assert fields["trump_card"].required is shape.turned, name
+        assert find_ruleset(name).bid_words == shape.words, name
+        options = {f.name: f for f in msgspec.structs.fields(record)}["options"]
+        assert (options.type is msgspec.UnsetType) is (not shape.takes_options), name

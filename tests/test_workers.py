@@ -156,9 +156,9 @@ def die_on_task(*args: object) -> None:
 
 
 def test_simulate_reports_a_dead_worker_as_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import backalley.simulate
+    import backalley.simulate.writer
 
-    monkeypatch.setattr(backalley.simulate, "ProcessPoolExecutor", DeadPool)
+    monkeypatch.setattr(backalley.simulate.writer, "ProcessPoolExecutor", DeadPool)
     out = tmp_path / "games.jsonl"
     result = runner.invoke(app, ["simulate", "--games", "4", "--workers", "2", "--out", str(out)])
     assert result.exit_code == 2, result.output

@@ -16,12 +16,13 @@ builds the decoders, about 5 ms of every command's start-up.
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-from backalley.rules import RulesetError, all_rulesets, find_ruleset
+from backalley.rules import RULESETS, RulesetError, all_rulesets, find_ruleset
 
 CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
@@ -217,46 +218,72 @@ def v2_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
     name = rec.ruleset
     given = getattr(rec, "options", None)
     options = [] if given is None or given is msgspec.UNSET else list(given)
-    out: list[tuple[tuple[int | str, ...], str]] = []
-    if name == "standard" and not options:
-        out.append((("format_version",), "a plain standard record (no options) is format_version 1"))
-    if name == "bab-online" and given is not msgspec.UNSET and given is not None:
-        out.append((("options",), "ruleset bab-online takes no options"))
-        return out
+    shape = _SHAPES.get(name)
+    if shape is not None and not shape.takes_options and given is not msgspec.UNSET and given is not None:
+        return [(("options",), f"ruleset {name} takes no options")]
     try:
         rules = find_ruleset(name, tuple(options))
     except RulesetError as exc:
-        return [*out, (("options",), str(exc))]
+        return [(("options",), str(exc))]
+    out: list[tuple[tuple[int | str, ...], str]] = []
+    if rules.format_version == 1:
+        out.append((("format_version",), f"a plain {name} record (no options) is format_version 1"))
     sides = rules.sides
-    limits = (name, rules.scored_deals, sides, frozenset(sides))
+    limits = (_SHAPES[name], rules.scored_deals, frozenset(sides))
     for i, d in enumerate(rec.deals):
         if not _deal_v2_ok(limits, d):
-            out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, rules.scored_deals, sides, d)]
+            out += [(("deals", i, *loc), msg) for loc, msg in _deal_v2_problems(name, limits, sides, d)]
     fs = rec.final_score
     if fs is not None and fs is not msgspec.UNSET and set(fs) != set(sides):
         out.append((("final_score",), _sides_message(sides)))
     return out
 
 
-#: The deal fields each ruleset's records do not have, and the words its bids may be.
-_FORBIDDEN = {"standard": ("trump",), "pereulok": ("trump_card", "joker_swap"), "bab-online": ("trump",)}
-_BID_WORDS = {"standard": ("pass", "board"), "pereulok": ("pass",), "bab-online": ("pass", *BORES)}
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What the records of one ruleset hold under any of its options, as its rulesets answer it."""
+
+    #: The deal fields its records never have.
+    forbidden: tuple[str, ...]
+    #: What a bid may be besides a number.
+    words: tuple[str, ...]
+    #: Whether every deal turns a card (so every deal records its ``trump_card``).
+    turned: bool
+    #: Whether the ruleset takes any house option.
+    takes_options: bool
+    #: The most scored deals under any of its options.
+    most_deals: int
+
+
+def _shape(name: str) -> _Shape:
+    variants = [r for r in all_rulesets() if r.name == name]
+    base = find_ruleset(name)
+    # A ruleset that names trump turns no card: its records have no trump_card, hence no joker swap.
+    forbidden = ("trump_card", "joker_swap") if base.trump_named else ("trump",)
+    turned = all(r.turns_card(r.hand_size(k)) for r in variants for k in range(1, r.scored_deals + 1))
+    most = max(r.scored_deals for r in variants)
+    return _Shape(forbidden, base.bid_words, turned, bool(base.known_options), most)
+
+
+#: Each registered ruleset's record shape, by its record name.
+_SHAPES = {name: _shape(name) for name in RULESETS}
 _ABSENT = (None, msgspec.UNSET)
+_Limits = tuple[_Shape, int, frozenset[str]]
 
 
-def _deal_v2_ok(limits: tuple[str, int, tuple[str, ...], frozenset[str]], d: Any) -> bool:
+def _deal_v2_ok(limits: _Limits, d: Any) -> bool:
     """True when :func:`_deal_v2_problems` finds nothing (the common case, checked without building messages)."""
-    name, deals, _, sides = limits
+    shape, deals, sides = limits
     if d.number > deals:
         return False
-    for fld in _FORBIDDEN[name]:
+    for fld in shape.forbidden:
         if getattr(d, fld, None) not in _ABSENT:
             return False
-    if name == "bab-online" and getattr(d, "trump_card", None) in _ABSENT:
+    if shape.turned and getattr(d, "trump_card", None) in _ABSENT:
         return False
     if d.hands in _ABSENT and not _passed_out(d):
         return False
-    words = _BID_WORDS[name]
+    words = shape.words
     for b in d.bids:
         if isinstance(b.bid, str) and b.bid not in words:
             return False
@@ -264,19 +291,21 @@ def _deal_v2_ok(limits: tuple[str, int, tuple[str, ...], frozenset[str]], d: Any
     return res in _ABSENT or (res.tricks.keys() == sides and res.points.keys() == sides)
 
 
-def _deal_v2_problems(name: str, deals: int, sides: tuple[str, ...], d: Any) -> list[tuple[tuple[int | str, ...], str]]:
+def _deal_v2_problems(
+    name: str, limits: _Limits, sides: tuple[str, ...], d: Any
+) -> list[tuple[tuple[int | str, ...], str]]:
+    shape, deals, _ = limits
     out: list[tuple[tuple[int | str, ...], str]] = []
     if d.number > deals:
         out.append((("number",), f"Input should be less than or equal to {deals}"))
-    forbidden = _FORBIDDEN[name]
-    for fld in forbidden:
+    for fld in shape.forbidden:
         if getattr(d, fld, None) not in (None, msgspec.UNSET):
             out.append(((fld,), f"{name} records have no {fld}"))
-    if name == "bab-online" and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
+    if shape.turned and getattr(d, "trump_card", None) in (None, msgspec.UNSET):
         out.append((("trump_card",), "Field required"))
     if d.hands in _ABSENT and not _passed_out(d):
         out.append((("hands",), "Field required (only a deal passed out by four passes may leave out its hands)"))
-    words = _BID_WORDS[name]
+    words = shape.words
     for k, b in enumerate(d.bids):
         if isinstance(b.bid, str) and b.bid not in words:
             out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))
@@ -387,8 +416,8 @@ def sheet_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
     name = rec.ruleset
     given = getattr(rec, "options", None)
     options = () if given in _ABSENT else tuple(given)
-    if name == "bab-online" and options:
-        return [(("options",), "ruleset bab-online takes no options")]
+    if options and name in _SHAPES and not _SHAPES[name].takes_options:
+        return [(("options",), f"ruleset {name} takes no options")]
     try:
         rules = find_ruleset(name, options)
     except RulesetError as exc:
@@ -407,7 +436,7 @@ def _sheet_deal_problems(rules: Any, sides: set[str], d: Any) -> list[tuple[tupl
     out: list[tuple[tuple[int | str, ...], str]] = []
     if d.number > rules.scored_deals:
         out.append((("number",), f"Input should be less than or equal to {rules.scored_deals}"))
-    words = _BID_WORDS[rules.name]
+    words = rules.bid_words
     for k, b in enumerate(d.bids):
         if isinstance(b.bid, str) and b.bid not in words:
             out.append((("bids", k, "bid"), f"a bid is {', '.join(words)} or an integer"))
@@ -458,38 +487,37 @@ def _bid_struct(words: tuple[str, ...]) -> Any:
 
 
 class FastBidStandardV2(FastBidV2, kw_only=True):
-    bid: _bid_struct(("pass", "board"))  # type: ignore[valid-type]
+    bid: _bid_struct(_SHAPES["standard"].words)  # type: ignore[valid-type]
 
 
 class FastDeclaration(FastBidV2, kw_only=True):
-    bid: _bid_struct(("pass",))  # type: ignore[valid-type]
+    bid: _bid_struct(_SHAPES["pereulok"].words)  # type: ignore[valid-type]
 
 
 class FastBoreBid(FastBidV2, kw_only=True):
-    bid: _bid_struct(("pass", *BORES))  # type: ignore[valid-type]
+    bid: _bid_struct(_SHAPES["bab-online"].words)  # type: ignore[valid-type]
 
 
-def _deal_numbers(name: str) -> Any:
+def _deal_numbers(shape: _Shape) -> Any:
     """Deal numbers up to the most the ruleset scores with any options (the options' own limit: Python)."""
-    most = max(r.scored_deals for r in all_rulesets() if r.name == name)
-    return Annotated[int, msgspec.Meta(ge=1, le=most)]
+    return Annotated[int, msgspec.Meta(ge=1, le=shape.most_deals)]
 
 
 class FastStandardDealV2(FastDealV2, kw_only=True):
-    number: _deal_numbers("standard")  # type: ignore[valid-type]
+    number: _deal_numbers(_SHAPES["standard"])  # type: ignore[valid-type]
     bids: Annotated[list[FastBidStandardV2], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
     trump: _Absent = msgspec.UNSET
 
 
 class FastPereulokDeal(FastDealV2, kw_only=True):
-    number: _deal_numbers("pereulok")  # type: ignore[valid-type]
+    number: _deal_numbers(_SHAPES["pereulok"])  # type: ignore[valid-type]
     bids: Annotated[list[FastDeclaration], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
     trump_card: _Absent = msgspec.UNSET
     joker_swap: _Absent = msgspec.UNSET
 
 
 class FastBabOnlineDeal(FastDealV2, kw_only=True):
-    number: _deal_numbers("bab-online")  # type: ignore[valid-type]
+    number: _deal_numbers(_SHAPES["bab-online"])  # type: ignore[valid-type]
     bids: Annotated[list[FastBoreBid], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
     trump_card: CardName
     trump: _Absent = msgspec.UNSET

@@ -51,6 +51,7 @@ class BabOnline(Ruleset):
     board_level_names: ClassVar[tuple[str, ...]] = ("board", "board2", "board3", "board4")
     rainbow: ClassVar[bool] = True
     levelled_boards: ClassVar[bool] = True
+    bid_words: ClassVar[tuple[str, ...]] = (PASS, *BORES)
     summary: ClassVar[str] = (
         "the web game bab-online: 13 deals 12→1→13, bores ×2/×4/×8/×16, no joker swap, rainbow bonus"
     )

@@ -151,6 +151,8 @@ class Ruleset:
     levelled_boards: ClassVar[bool] = False
     #: Whether a deal can score the rainbow bonus (``bonus``).
     rainbow: ClassVar[bool] = False
+    #: The words a bid may be besides a number, under any option (a record's bids are these or integers).
+    bid_words: ClassVar[tuple[str, ...]] = (PASS, BOARD)
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         self.options = options
@@ -173,6 +175,8 @@ class Ruleset:
         self.impossible_codes: tuple[str, ...] = ()
         #: Violation codes this ruleset can report beyond format 1's (docs/rules.md §14).
         self.extra_codes: tuple[str, ...] = ()
+        #: The record format version of this ruleset's records (docs/record-format.md): 2 but for plain standard.
+        self.format_version = 2
         self._contracts: dict[tuple[tuple[tuple[int, Bid], ...], int], Contracts] = {}
         self._tables: FastTables | None = None
         self._counted_deck = -1

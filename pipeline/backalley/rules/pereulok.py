@@ -36,6 +36,7 @@ class Pereulok(Ruleset):
 
     name: ClassVar[str] = "pereulok"
     auction: ClassVar[str] = "declarations"
+    bid_words: ClassVar[tuple[str, ...]] = (PASS,)
     summary: ClassVar[str] = (
         "seed 004: a match of 2 games of 13 cards, a rising team auction with ×2/×3/×4 doubles, named trump, 10·m a trick"
     )

@@ -63,6 +63,7 @@ class Standard(Ruleset):
         self.spades = "spades_trump" in options
         self.has_joker_swap = not ("no_jokers" in options or self.spades)
         set_sides(self, options)
+        self.format_version = 2 if options else 1  # (format 1 is plain standard's, from before rulesets)
         if "no_jokers" in options:
             self.impossible_codes = ("BIG_BLOOPER", "LITTLE_BLOOPER")
         if options:
