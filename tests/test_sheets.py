@@ -27,7 +27,7 @@ from backalley.records.sheets import csv_items, sheet_csv, sheet_record, templat
 from backalley.records.sources import Item, parse
 from backalley.replay import Replay, replay, replay_sheet_csv
 from backalley.rules import all_rulesets, find_ruleset
-from backalley.simulate import as_sheet, fault_codes, inject_fault, make_record, player_pool
+from backalley.simulate import SHEET_FAULTS, as_sheet, fault_codes, inject_fault, make_record, player_pool
 from backalley.store.database import Store
 from backalley.store.ingest import ingest
 from backalley.validate import check, check_item
@@ -36,19 +36,6 @@ from tests.helpers import json_values, paths_of, set_path
 FIXTURES = Path(__file__).parent / "fixtures"
 POOL = player_pool(8)
 RULESETS = list(all_rulesets())
-#: The codes a sheet can show (docs/sheets.md): every code that needs no card.
-SHEET_CODES = {
-    "DEAL_NUMBER",
-    "DEALER",
-    "BID_ORDER",
-    "BID_RANGE",
-    "BORE_LEVEL",
-    "BID_LOW",
-    "BID_TWICE",
-    "RESULT_MISMATCH",
-    "FINAL_SCORE_MISMATCH",
-    "INCOMPLETE",
-}
 
 
 #: Faults a CSV sheet cannot hold: it has no final score, a seat bids once a dealing (a second row
@@ -93,7 +80,7 @@ def test_sheets_of_played_games_validate_complete_with_their_scores(rules: Any) 
 
 @pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
 def test_single_fault_sheets_report_their_code_at_its_deal(rules: Any) -> None:
-    codes = sorted(SHEET_CODES & set(fault_codes(rules)))
+    codes = sorted(set(SHEET_FAULTS) & set(fault_codes(rules)))
     assert {"BID_ORDER", "BID_RANGE", "RESULT_MISMATCH"} <= set(codes)
     for k, code in enumerate(codes):
         rec = game(rules.label(), 10 + k)
