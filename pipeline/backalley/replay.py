@@ -433,14 +433,7 @@ def ruleset_of(rec: AnyFastRecord) -> Ruleset:
 
 def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
     """One dealing: schedule, cards, bidding, play, scoring."""
-    number = d.number
-    n = rules.hand_size(number)
-    dealer = SEAT_INDEX[d.dealer]
-    bd0, bd1, bd2, bd3 = d.bids
-    con, pass_out, bid_seats, order_ok, faults = _bidding(
-        rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
-    )
-    _check_schedule(rules, sched, di, number, dealer, pass_out, add)
+    n, dealer, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
     dealt, hand, trump = _deal_cards(rules, d, di, n, pass_out, add)
     _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
     if rules.trump_named:
@@ -453,16 +446,21 @@ def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add
     return outcome
 
 
-def _replay_sheet_deal(rules: Ruleset, d: FastSheetDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
-    """One dealing of a score sheet: schedule, bidding, each player's tricks, scoring (no cards)."""
+def _open_deal(rules: Ruleset, d: BidDeal, di: int, sched: _Schedule, add: Add) -> tuple[int, int, _Bidding]:
+    """A dealing's hand size, dealer and bidding (:func:`_bidding`), its number and dealer checked against
+    the dealing before: how every dealing starts, with cards or on a score sheet."""
     number = d.number
     n = rules.hand_size(number)
     dealer = SEAT_INDEX[d.dealer]
     bd0, bd1, bd2, bd3 = d.bids
-    con, pass_out, bid_seats, order_ok, faults = _bidding(
-        rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
-    )
-    _check_schedule(rules, sched, di, number, dealer, pass_out, add)
+    bidding = _bidding(rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid))
+    _check_schedule(rules, sched, di, number, dealer, bidding[1], add)
+    return n, dealer, bidding
+
+
+def _replay_sheet_deal(rules: Ruleset, d: FastSheetDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
+    """One dealing of a score sheet: schedule, bidding, each player's tricks, scoring (no cards)."""
+    n, dealer, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
     _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
     trump = UNKNOWN_TRUMP if d.trump is UNSET else SHEET_TRUMP[d.trump]
     outcome = _sheet_tricks(rules, d, di, n, trump, con, pass_out, add)

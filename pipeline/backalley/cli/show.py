@@ -129,7 +129,7 @@ def _sheet_cell(s: SheetLine, seat: str) -> Text:
     return Text(f"{bid}/{s.won.get(seat, '—')}")
 
 
-def _call_word(b: Any) -> str:
+def _call_word(b: BidLine) -> str:
     """A call as a player writes it: a number, ``board`` (with its level above 1), or a declaration."""
     if b.kind == "board":
         return "board" if (b.board_level or 1) == 1 else f"board{b.board_level}"

@@ -17,15 +17,15 @@ other games of the file are read.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from backalley.cards import SEATS
 from backalley.records.sources import BOM, HUGE_INT, MAX_INT_DIGITS, Item
 from backalley.rules import RulesetError, find_ruleset
-
-SEATS = "NESW"
 
 #: The columns a score sheet may have (docs/sheets.md, "The sheet as CSV").
 COLUMNS = (
@@ -63,13 +63,18 @@ def is_csv(name: str) -> bool:
 
 
 class _Lines:
-    """The physical lines of a file for :mod:`csv`, as text, keeping each one's bytes and number."""
+    """The physical lines of a file for :mod:`csv`, as text, keeping each one's bytes and number.
 
-    def __init__(self, fh: IO[bytes], first: int = 1) -> None:
+    ``problems``: lines that are not UTF-8 (read with U+FFFD: their game is a ``SCHEMA`` error);
+    ``cut``: lines over :data:`MAX_LINE_BYTES`, not read (their game cannot be read at all).
+    """
+
+    def __init__(self, fh: IO[bytes]) -> None:
         self.fh = fh
-        self.number = first - 1
+        self.number = 0
         self.taken: list[bytes] = []
         self.problems: list[str] = []
+        self.cut: list[str] = []
 
     def __iter__(self) -> _Lines:
         return self
@@ -78,12 +83,12 @@ class _Lines:
         raw = self.fh.readline(MAX_LINE_BYTES + 1)
         if not raw:
             raise StopIteration
-        self.number += 1
-        if self.number == 1:
+        if self.number == 0:
             raw = raw.removeprefix(BOM)
+        self.number += 1
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             skipped = len(raw) + _skip_line(self.fh)
-            self.problems.append(f"line {self.number} is {skipped:,} bytes, more than {MAX_LINE_BYTES:,}: not read")
+            self.cut.append(f"line {self.number} is {skipped:,} bytes, more than {MAX_LINE_BYTES:,}: not read")
             self.taken.append(raw[:4096] + b"\n")
             return "\n"
         self.taken.append(raw)
@@ -115,12 +120,15 @@ class _Game:
     line: int
     parts: list[bytes] = field(default_factory=list)
     size: int = 0
+    #: Why the game cannot be read (a line not read, rows beyond :data:`MAX_GAME_BYTES`).
     problems: list[str] = field(default_factory=list)
+    full: bool = False
 
     def add(self, raw: bytes, line: int) -> None:
-        if self.size + len(raw) > MAX_GAME_BYTES:
-            if not self.problems or not self.problems[-1].startswith("more than"):
+        if self.full or self.size + len(raw) > MAX_GAME_BYTES:
+            if not self.full:
                 self.problems.append(f"more than {MAX_GAME_BYTES:,} bytes of rows from line {line}: the rest not read")
+            self.full = True
             return
         self.parts.append(raw)
         self.size += len(raw)
@@ -153,8 +161,8 @@ def csv_items(source: str, fh: IO[bytes]) -> Iterator[Item]:
                 yield _item(source, head_raw, game)
             game = _Game(key, start)
         game.add(raw, start)
-        game.problems += lines.problems
-        lines.problems = []
+        game.problems += lines.cut
+        lines.cut = []
     if game is not None:
         yield _item(source, head_raw, game)
 
@@ -171,9 +179,7 @@ def _next_row(reader: Any, lines: _Lines) -> tuple[list[str]] | str | None:
 
 def _item(source: str, head_raw: bytes, game: _Game) -> Item:
     raw = head_raw + b"".join(game.parts)
-    if game.problems and any(p.startswith("more than") or "not read" in p for p in game.problems):
-        return Item(source, game.line, raw, "; ".join(game.problems), csv=True)
-    return Item(source, game.line, raw, csv=True)
+    return Item(source, game.line, raw, "; ".join(game.problems) or None, csv=True)
 
 
 # --- step 2: one game's rows as a sheet record -------------------------------------------------
@@ -207,8 +213,6 @@ class _Row:
 
 def sheet_record(raw: bytes, first_line: int) -> Sheet:
     """The sheet record of one game's CSV text (header plus rows; the first row is line ``first_line``)."""
-    import io
-
     lines = _Lines(io.BytesIO(raw))
     reader = csv.reader(lines, strict=True)
     at_first = {f"/{name}": first_line for name in ("game_id", "format_version", "sheet", *GAME_COLUMNS)}
@@ -218,10 +222,10 @@ def sheet_record(raw: bytes, first_line: int) -> Sheet:
         sheet.errors.append(("", f"line 1: the header cannot be read: {header or 'the file is empty'}"))
         return sheet
     names = _header(header[0], sheet)
-    offset = first_line - lines.number - 1
+    lines.number = first_line - 1  # (the rows are numbered as in the file they came from)
     rows: list[_Row] = []
     while True:
-        start = lines.number + 1 + offset
+        start = lines.number + 1
         got = _next_row(reader, lines)
         if got is None:
             break
@@ -234,22 +238,12 @@ def sheet_record(raw: bytes, first_line: int) -> Sheet:
             sheet.errors.append(("", f"line {start}: {len(got[0])} fields, the header has {len(names)}"))
             continue
         rows.append(_Row(start, {n: c.strip() for n, c in zip(names, got[0], strict=True) if n}))
-    for problem in lines.problems:
-        sheet.errors.append(("", _shifted(problem, offset)))
+    sheet.errors += [("", problem) for problem in lines.problems]
     if names and rows:
         _fill(sheet, rows)
     elif names:
         sheet.errors.append(("", f"line {first_line}: no rows"))
     return sheet
-
-
-def _shifted(problem: str, offset: int) -> str:
-    """A reading problem of ``line K`` of the game's text, with the file's line number."""
-    head, _, rest = problem.partition(" ")
-    number, _, tail = rest.partition(" ")
-    if head == "line" and number.isdigit():
-        return f"line {int(number) + offset} {tail}"
-    return problem
 
 
 def _header(cells: list[str], sheet: Sheet) -> list[str]:
@@ -466,8 +460,6 @@ def sheet_csv(record: dict[str, Any]) -> str:
     Every column is written; ``points`` comes from a deal's ``result``, ``rainbow`` from its
     ``rainbows``, the game fields are repeated on every row.
     """
-    import io
-
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
@@ -505,8 +497,6 @@ def template_csv(rules: Any, players: tuple[str, str, str, str] = ("", "", "", "
     """A blank score sheet of ``rules`` as CSV: four rows for every deal of the schedule, in bidding
     order for the first dealer N and no redeals (the dealer of deal 1 left empty, later dealers
     filled in where the schedule alone says who deals)."""
-    import io
-
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(("game_id", "deal", "dealer", "seat", "player", "bid", "tricks", "points", "ruleset", "options"))

@@ -8,13 +8,10 @@ in a footnote; sized to print on one A4 or Letter page.  Every value is escaped
 
 from __future__ import annotations
 
-from importlib import resources
-
-from jinja2 import Environment, select_autoescape
-
+from backalley.cards import SEATS
+from backalley.reporting.blocks import render
 from backalley.rules import Ruleset
 
-SEATS = "NESW"
 #: Room the table's rows share on one page (mm): a Letter page less its margins, the title and the footnote.
 ROWS_MM = 205.0
 #: The table's width (mm): an A4 page less its margins; deal, cards and dealer take 30 of it.
@@ -25,13 +22,12 @@ PLAY_MM = {2: 13.0, 4: 11.0}
 
 def sheet_html(rules: Ruleset, players: tuple[str, str, str, str] = ("", "", "", "")) -> str:
     """The printable blank sheet of ``rules`` (with its options), the players' names in the header."""
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    source = resources.files("backalley.reporting").joinpath("templates/sheet.html").read_text(encoding="utf-8")
     rows = rules.scored_deals
     deals = [
         {"number": k, "cards": rules.hand_size(k), "group": k > 1 and (k - 1) % 5 == 0} for k in range(1, rows + 1)
     ]
-    return env.from_string(source).render(
+    return render(
+        "sheet.html",
         label=rules.label(),
         summary=rules.summary,
         scoring=rules.scoring,

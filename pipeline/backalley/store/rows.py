@@ -364,7 +364,7 @@ def _build_value(value: dict[str, Any], r: Replay, sha: str) -> Built:
     if any(v.code == "SCHEMA" and v.path == "/game_id" for v in r.violations):
         msg = "; ".join(v.message for v in r.violations if v.code == "SCHEMA")
         return Built(sha, game_id=gid, reject="schema_no_id", message=msg[:MAX_MESSAGE])
-    if not any(v.code == "SCHEMA" for v in r.violations) and r.final_score is not None:
+    if not any(v.code == "SCHEMA" for v in r.violations):
         return build_game(to_fast_any(value), r, sha)
     return build_schema_invalid(value, r, sha)
 
@@ -585,7 +585,7 @@ def _rainbows(rules: Ruleset, d: BidDeal, o: DealOutcome, bid_ints: tuple[int | 
     width = len(BID_INTS)
     for k in range(0, len(out), width):
         seat = out[k]
-        if seat is None or o.pass_out:
+        if seat is None:
             continue
         if isinstance(d, FastSheetDeal):
             named = d.rainbows is not UNSET and SEAT_NAMES[seat] in d.rainbows
