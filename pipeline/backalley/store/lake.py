@@ -51,20 +51,23 @@ from backalley.records import sources
 from backalley.records.sources import InputFile, Item, expand, range_items, read_file
 from backalley.store.database import LAKE_KEY, Store, one_line
 from backalley.store.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
-from backalley.store.schema import NARROW_TABLES, SCHEMA_VERSION, create_views
+from backalley.store.schema import DD_TABLES, NARROW_TABLES, SCHEMA_VERSION, create_views
 from backalley.validate import MAX_RECORD_BYTES
 
 #: How to install what the cluster path needs.
 INSTALL_HINT = "pip install 'backalley[cluster]'"
 #: A ``.jsonl`` file larger than this is cut into byte ranges of about this size (one task each).
 PARTITION_BYTES = 32 * 1024 * 1024
-#: The Delta tables of the rows (the store's base tables, :func:`backalley.store.tables.game_tables`, and
-#: ``rejects``): with :data:`PARTITIONS` and :data:`RUNS`, the only tables in the lake's folder an
-#: ingest writes, restores or reads; any other table there is left alone.
-DATA_TABLES = (*NARROW_TABLES, "rejects")
-#: The Delta table of committed partitions (the commit marker), and that of the ingest runs.
+#: The Delta tables of the rows (the store's base tables, :func:`backalley.store.tables.game_tables`,
+#: ``rejects``, and the double-dummy tables ``analyze --lake`` writes): with :data:`PARTITIONS` and
+#: :data:`RUNS`, the only tables in the lake's folder an ingest or analysis writes, restores or reads;
+#: any other table there is left alone.
+DATA_TABLES = (*NARROW_TABLES, "rejects", *DD_TABLES)
+#: The Delta table of committed partitions and analysis batches (the commit marker), and that of the ingest runs.
 PARTITIONS = "partitions"
 RUNS = "ingest_runs"
+#: The ``source`` of an analysis batch's row in :data:`PARTITIONS` (:meth:`Lake.commit_batch`).
+ANALYSIS_SOURCE = "analyze"
 #: What the writer looks up in the store to decide a record's fate (ingest.Writer: the stored
 #: games by game_id and content hash, their source, line and validity, the largest game key;
 #: the rejects by key): the index holds only these columns of these base tables.  The first
@@ -352,6 +355,24 @@ class Lake:
         dt.create_write_transaction([action], "append", dt.schema())
         dt.update_incremental()
         return int(dt.version())
+
+    def commit_batch(self, key: str, tables: dict[str, pa.Table], games: int) -> None:
+        """Append an analysis batch's rows (``analyze --lake``), then its :data:`PARTITIONS` row: the commit.
+
+        As for an ingest's partition, a run killed between the two leaves table versions no
+        committed row names, which the next run restores (:meth:`recover`).
+        """
+        versions = {name: self.append(name, table) for name, table in tables.items() if table.num_rows}
+        row: dict[str, Any] = {
+            "partition_key": key,
+            "source": ANALYSIS_SOURCE,
+            "start": 0,
+            "committed_at": datetime.now(UTC),
+            **dict.fromkeys(_COUNTERS, 0),
+            "records": games,
+            "versions": json.dumps(versions),
+        }
+        self.append(PARTITIONS, pa.Table.from_pylist([row], schema=_PARTITION_SCHEMA))
 
     def partitions(self) -> list[dict[str, Any]]:
         """The committed partitions' rows."""
@@ -959,6 +980,7 @@ def _literal(text: str) -> str:
 
 
 __all__ = [
+    "ANALYSIS_SOURCE",
     "INSTALL_HINT",
     "PARTITION_BYTES",
     "Lake",
