@@ -107,7 +107,11 @@ def test_analyze_cluster_local_equals_analyze_workers(store: Path, tmp_path: Pat
 def test_an_interrupted_run_resumes_where_it_stopped(
     client: Any, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Killed after two batches: those stay; the next run analyses the rest, once; a third finds nothing."""
+    """Killed after two batches: those stay; the next run analyses the rest, once; a third finds nothing.
+
+    The records are read a block of about 7 games at a time: one batch of 5 a block.
+    """
+    monkeypatch.setattr(dd, "READ_BLOCK", 7)
     db = copy(store, tmp_path / "c.duckdb")
     real = dd.store_batch
     written = [0]

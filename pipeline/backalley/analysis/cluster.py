@@ -1,11 +1,12 @@
 """``backalley analyze --cluster``: the store's (or a lake's) double-dummy analysis as Dask tasks.
 
 The client (this process) finds the games left to analyse exactly as
-:func:`backalley.analysis.dd.analyse_store` does, cuts them into batches, reads each
-batch's raw records from the store and sends them as one task: :func:`dd.solve_jobs`,
-the same function a process's batch runs, which returns the batch's rows as Arrow
-tables.  The client takes the results **in order**, with at most :data:`IN_FLIGHT`
-tasks a worker in flight (memory holds those batches, not the store), and writes each:
+:func:`backalley.analysis.dd.analyse_store` does, cuts them into batches, reads their raw
+records from the store a block at a time (:func:`dd.job_batches`) and sends each batch as
+one task: :func:`dd.solve_jobs`, the same function a batch runs in one process, which
+returns the batch's rows as Arrow tables.  The client takes the results **in order**, with
+at most :data:`IN_FLIGHT` tasks a worker in flight (memory holds those batches and one
+block of records, not the store), and writes each:
 
 * into the store with :func:`dd.store_batch` (one transaction a batch, as ``--workers``);
 * or, with a lake, into its Delta tables ``dd_deals``, ``dd_plays`` and ``dd_deal_sides``,
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from backalley.analysis import dd
-from backalley.analysis.dd import AnalyzeSummary, Job, Pending, Progress, Solved, jobs_of, pending_games
+from backalley.analysis.dd import AnalyzeSummary, Job, Pending, Progress, Solved, job_batches, pending_games
 from backalley.store.database import Store
 from backalley.store.lake import Lake, LakeError, attach
 
@@ -95,8 +96,7 @@ def _run(
     total = len(pending)
     if progress is not None:
         progress(0, total, 0)
-    batches = (jobs_of(store, pending[start : start + batch], max_cards) for start in range(0, total, batch))
-    for solved in _results(client, batches):
+    for solved in _results(client, job_batches(store, pending, max_cards, batch)):
         write(solved)
         summary.add(solved.summary)
         if progress is not None:

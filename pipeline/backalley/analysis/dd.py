@@ -496,10 +496,21 @@ def pending_games(store: Any, max_cards: int) -> list[Pending]:
     return [(str(g), frozenset(deals)) for g, deals in rows]
 
 
-def jobs_of(store: Any, games: list[Pending], max_cards: int) -> list[Job]:
-    """The jobs of these games: their raw records read from the store, in the order given."""
-    raw = dict(store.con.execute(RAW_SQL, [[g for g, _ in games]]).fetchall())
-    return [(g, str(raw[g]), Scope(max_cards, deals)) for g, deals in games]
+#: Games whose raw records are read in one query: a query scans every stored game id, so one a
+#: batch would cost the whole store's ids every 20 games; memory holds a block's text.
+READ_BLOCK = 1000
+
+
+def job_batches(store: Any, games: list[Pending], max_cards: int, batch: int) -> Iterator[list[Job]]:
+    """The jobs of these games, ``batch`` at a time, in the order given: their raw records read from the store
+    a block of whole batches at a time (about :data:`READ_BLOCK` games), as the batches are taken."""
+    size = max(1, READ_BLOCK // batch) * batch
+    for start in range(0, len(games), size):
+        block = games[start : start + size]
+        raw = dict(store.con.execute(RAW_SQL, [[g for g, _ in block]]).fetchall())
+        jobs = [(g, str(raw[g]), Scope(max_cards, deals)) for g, deals in block]
+        for k in range(0, len(jobs), batch):
+            yield jobs[k : k + batch]
 
 
 #: Called with the games done, the games to do and the deals solved so far.
@@ -534,8 +545,7 @@ def analyse_store(
                 pool = stack.enter_context(
                     ProcessPoolExecutor(min(workers, total), mp_context=ctx, initializer=guarded())
                 )
-            for start in range(0, total, batch):
-                jobs = jobs_of(store, pending[start : start + batch], max_cards)
+            for jobs in job_batches(store, pending, max_cards, batch):
                 done = _pooled(pool, jobs) if pool else solve_jobs(jobs)
                 store_batch(store, done)
                 summary.add(done.summary)
@@ -579,7 +589,7 @@ __all__ = [
     "analyse_files",
     "analyse_record",
     "analyse_store",
-    "jobs_of",
+    "job_batches",
     "pending_games",
     "played_deal",
     "played_tricks",
