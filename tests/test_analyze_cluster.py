@@ -139,6 +139,7 @@ def test_larger_deals_are_left_for_a_later_run(client: Any, store: Path, tmp_pat
     first = cluster.analyse_store_on(client, db, max_cards=3)
     second = cluster.analyse_store_on(client, db, max_cards=CARDS)
     assert first.games == second.games == 32 and 0 < first.deals < second.deals
+    assert first.cpu_seconds > 0 and second.cpu_seconds > 0  # the workers' CPU, summed over the batches
     assert dd_rows(db) == analysed(copy(store, tmp_path / "w.duckdb"))
 
 

@@ -17,6 +17,7 @@ every side's figures (``dd_deal_sides``; each play's value for its own side in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
@@ -399,6 +400,9 @@ class AnalyzeSummary:
     skipped: int = 0
     #: Deals whose recorded play the search could not follow (each stored with its reason).
     failed: int = 0
+    #: CPU seconds of the batches run by :func:`solve_jobs` (in this process or on Dask's workers;
+    #: not those a process pool's workers analyse game by game): the search and the rows.
+    cpu_seconds: float = 0.0
 
     def __str__(self) -> str:
         text = f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
@@ -411,6 +415,7 @@ class AnalyzeSummary:
         self.deals += other.deals
         self.skipped += other.skipped
         self.failed += other.failed
+        self.cpu_seconds += other.cpu_seconds
 
 
 Rows = list[tuple[Any, ...]]
@@ -482,8 +487,11 @@ def solved(results: list[tuple[str, GameAnalysis]]) -> Solved:
 
 
 def solve_jobs(jobs: list[Job]) -> Solved:
-    """Analyse a batch of games here (in this process, a pool's or a Dask worker's): their rows."""
-    return solved([_analyse_raw(job) for job in jobs])
+    """Analyse a batch of games here (in this process or a Dask worker's): their rows."""
+    cpu = time.thread_time()
+    batch = solved([_analyse_raw(job) for job in jobs])
+    batch.summary.cpu_seconds = time.thread_time() - cpu
+    return batch
 
 
 #: A game left to analyse: its id and the deals lacking values.
