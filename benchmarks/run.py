@@ -32,6 +32,9 @@ file, each stage in its own process (the median of ``--reps`` runs):
 
 7. ``dask``: ``benchmarks/dask_stage.py``: the scale-out ingest into a Delta Lake with 1 and
    2 local Dask workers: games/s, and per partition the task's and the client's commit cost.
+8. ``dask_analyze``: ``benchmarks/dask_analyze.py``: the store's double-dummy analysis of 400 of
+   those games (deals of up to 9 cards) serial, with ``--workers 2``, and on 1 and 2 local Dask
+   workers: games/s, and the CPU a game of the client and of the batches.
 
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
@@ -58,6 +61,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dask_analyze import markdown as dd_markdown
+from dask_analyze import measure as dd_measure
 from dask_stage import dask_stage
 from dask_stage import markdown as dask_markdown
 
@@ -300,6 +305,8 @@ def main() -> None:
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes, args.baseline)
     # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
     dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
+    # The store's analysis (analyze --cluster): serial, a pool of 2 and 1 and 2 local Dask workers.
+    dask_dd = [] if "dask_analyze" in skip else dd_measure(games_file, DD_GAMES, DD_MAX_CARDS, [1, 2], DD_BATCH)
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
@@ -313,6 +320,7 @@ def main() -> None:
         "analyze": analyze,
         "rulesets": per_ruleset,
         "dask": dask,
+        "dask_analyze": dask_dd,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
@@ -328,6 +336,9 @@ def main() -> None:
     if dask:
         print()
         print(dask_markdown(dask))
+    if dask_dd:
+        print()
+        print(dd_markdown(dask_dd))
     print(f"\nresults: {dest}", flush=True)
     if args.readme and not table:
         print("README.md not updated: the stages of its table were skipped", flush=True)
@@ -344,6 +355,10 @@ def main() -> None:
 
 #: Byte range of one Dask task in the ``dask`` stage (about 350 games).
 DASK_PARTITION_BYTES = 8 * 1024 * 1024
+#: The ``dask_analyze`` stage: games, their deals of at most this many cards a hand, games a task.
+DD_GAMES = 400
+DD_MAX_CARDS = 9
+DD_BATCH = 20
 #: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
 MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
 #: The rulesets stage: every ruleset, and the two that take options with all four of them.
