@@ -174,6 +174,21 @@ def _install_dying_task(marker: str) -> None:
     dd.__dict__["solve_jobs"] = task
 
 
+def test_a_batch_whose_workers_keep_dying_is_a_clear_error() -> None:
+    """Dask gives up on a task after its workers died ``allowed_failures + 1`` times: one line, no traceback."""
+    import types
+
+    class Lost:
+        def result(self) -> Any:
+            raise distributed.KilledWorker("solve_jobs-1f2e", types.SimpleNamespace(address="tcp://w:1"), 3)
+
+    with pytest.raises(lake.LakeError) as caught:
+        cluster._take(Lost())
+    message = str(caught.value)
+    assert "4 workers died running one batch" in message and "run analyze again" in message
+    assert "\n" not in message
+
+
 # -- a lake ------------------------------------------------------------------------------------
 
 

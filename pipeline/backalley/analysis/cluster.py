@@ -124,8 +124,8 @@ def _take(future: Any) -> Solved:
         result: Solved = future.result()
     except KilledWorker as exc:
         raise LakeError(
-            f"the workers running one batch died again and again ({exc}); "
-            "the batches written before stay: run analyze again to go on"
+            f"{exc.allowed_failures + 1} workers died running one batch of games (task {exc.task}; see the workers' "
+            "logs); the batches written before stay: run analyze again to go on"
         ) from None
     future.release()
     return result
