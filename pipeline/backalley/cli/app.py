@@ -738,13 +738,12 @@ def _analyse_on(
     cluster: str, lake: str | None, db: Path, max_cards: int, progress: Callable[[int, int, int], None]
 ) -> "AnalyzeSummary":
     """``analyze --cluster``: the store's analysis, or with ``lake`` the lake's, on Dask (errors exit 2)."""
+    from backalley.analysis.cluster import analyse_lake, analyse_store_on
     from backalley.store.database import StoreError
     from backalley.store.lake import LakeError, check_cluster, connect
 
     try:
         check_cluster(cluster)
-        from backalley.analysis.cluster import analyse_lake, analyse_store_on
-
         with connect(cluster) as client:
             if lake is not None:
                 return analyse_lake(client, lake, max_cards=max_cards, progress=progress)
