@@ -352,7 +352,7 @@ WHERE g.schema_ok AND NOT g.sheet AND NOT d.pass_out AND d.hand_size <= ?
 GROUP BY g.game_id
 ORDER BY g.game_id
 """
-#: The raw records of some games (read a batch at a time: memory holds one batch's text, not the store's).
+#: The raw records of some games (read a block at a time, :func:`job_batches`).
 RAW_SQL = "SELECT game_id, raw FROM games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))"
 
 _INT, _BIG, _TEXT, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
