@@ -306,7 +306,9 @@ def main() -> None:
     # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
     dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
     # The store's analysis (analyze --cluster): serial, a pool of 2 and 1 and 2 local Dask workers.
-    dask_dd = [] if "dask_analyze" in skip else dd_measure(games_file, DD_GAMES, DD_MAX_CARDS, [1, 2], DD_BATCH)
+    dask_dd = (
+        [] if "dask_analyze" in skip else dd_measure(games_file, DD_GAMES, DD_MAX_CARDS, [1, 2], DD_BATCH, args.reps)
+    )
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
