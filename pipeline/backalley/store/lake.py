@@ -21,8 +21,9 @@ A partition's key is a hash of its source, byte range and content: a re-run (or 
 retried task) whose key is in ``partitions`` is not committed again.  A run
 killed between steps 2 and 3 left table versions that no ``partitions`` row
 names; the next run restores those tables to the versions the last committed
-partition recorded (:meth:`Lake.recover`) before it starts.  One ingest writes
-to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
+partition recorded (:meth:`Lake.recover`) before it starts.  ``analyze --lake``
+(:mod:`backalley.analysis.cluster`) commits its batches of double-dummy rows the
+same way (:meth:`Lake.commit_batch`).  One ingest or analysis writes to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
 views over the lake's files, and whose user-facing views (``games``, ``plays``,
 …) are the store's own (:func:`backalley.store.schema.create_views`).  See docs/scale-out.md.
 """
@@ -910,8 +911,8 @@ def _run_row(index: _Index, run: RunSummary) -> pa.Table:
 def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None = None) -> dict[str, int]:
     """Make ``db`` a store whose base tables are views over the lake's current files; returns each one's file count.
 
-    The lake's tables (``g_games``, ``g_deals``, …, ``rejects``, ``ingest_runs``) become
-    views with the store's columns and types (the game key 64-bit, :data:`GAME_KEY`), and the
+    The lake's tables (``g_games``, ``g_deals``, …, ``rejects``, ``ingest_runs``, and the
+    ``dd_*`` tables of ``analyze --lake``) become views with the store's columns and types (the game key 64-bit, :data:`GAME_KEY`), and the
     store's views over them (``games``, ``plays``, ``player_summary``, …) are created again
     by the store's one view DDL.  Run it again after an ingest: a Delta table's files change
     with every commit.
