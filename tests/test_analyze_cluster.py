@@ -202,9 +202,12 @@ def games_lake(client: Any, inputs: list[str], tmp_path: Path) -> Path:
 def test_analyze_lake_fills_the_dd_tables_attach_shows(
     client: Any, games_lake: Path, store: Path, tmp_path: Path
 ) -> None:
-    summary = cluster.analyse_lake(client, str(games_lake), max_cards=CARDS, batch=7)
-    assert summary.games == 32
+    small = cluster.analyse_lake(client, str(games_lake), max_cards=3, batch=7)
+    summary = cluster.analyse_lake(client, str(games_lake), max_cards=CARDS, batch=7)  # the larger deals
+    assert small.games == summary.games == 32 and 0 < small.deals < summary.deals
     assert cluster.analyse_lake(client, str(games_lake), max_cards=CARDS).games == 0  # resumable: nothing left
+    keys = [r["partition_key"] for r in lake.Lake(str(games_lake)).partitions() if r["source"] == "analyze"]
+    assert len(keys) == len(set(keys)) == 10  # a commit row each batch (5 a run), each its own key
     views = lake.attach(str(games_lake), tmp_path / "l.duckdb")
     assert set(DD_TABLES) <= set(views)
     assert dd_rows(tmp_path / "l.duckdb") == analysed(copy(store, tmp_path / "w.duckdb"))

@@ -78,8 +78,11 @@ def analyse_lake(
 
 
 def batch_key(solved: Solved) -> str:
-    """The key of an analysis batch in the lake's ``partitions``: a hash of its games."""
-    return hashlib.sha256("\0".join(["analyze", *solved.game_ids]).encode()).hexdigest()[:32]
+    """The key of an analysis batch in the lake's ``partitions``: a hash of its games and of the deals it
+    gave rows (a deal gets its row once: a later batch of the same games, larger deals, has another key)."""
+    deals = solved.tables["dd_deals"]
+    pairs = [f"{g}#{d}" for g, d in zip(deals["game_id"].to_pylist(), deals["deal"].to_pylist(), strict=True)]
+    return hashlib.sha256("\0".join(["analyze", *solved.game_ids, "", *pairs]).encode()).hexdigest()[:32]
 
 
 def _run(
