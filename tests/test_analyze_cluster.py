@@ -257,6 +257,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def test_cli_help_names_the_cluster_options() -> None:
+    result = runner.invoke(app, ["analyze", "--help"])
+    assert result.exit_code == 0 and "--cluster" in result.stdout and "--lake" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
