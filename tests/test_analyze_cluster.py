@@ -248,6 +248,22 @@ def test_cli_analyze_lake_then_attach(client: Any, games_lake: Path, tmp_path: P
         assert con.execute("SELECT max(hand_size), count(*) > 32 FROM dd_deals").fetchall() == [(2, True)]
 
 
+def test_attach_refuses_to_drop_rows_analyze_db_wrote_into_the_file(
+    client: Any, games_lake: Path, tmp_path: Path
+) -> None:
+    """The file's own dd rows (from ``analyze --db`` on an attached store) are never dropped by a later attach."""
+    db = tmp_path / "l.duckdb"
+    lake.attach(str(games_lake), db)
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    before = dd_rows(db)
+    assert before["dd_deals"]  # the file's own dd_deals hold rows
+    cluster.analyse_lake(client, str(games_lake), max_cards=2)
+    with pytest.raises(lake.LakeError) as caught:
+        lake.attach(str(games_lake), db)
+    assert "its own table dd_" in str(caught.value) and "attach the lake to a new file" in str(caught.value)
+    assert dd_rows(db) == before
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 

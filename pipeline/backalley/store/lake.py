@@ -925,7 +925,7 @@ def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None
     created = not target.exists()
     try:
         with Store.open(target) as store:
-            _check_attachable(store)
+            _check_attachable(store, [name for name, files in found.items() if files])
             counts: dict[str, int] = {}
             with store.atomic():
                 for name, files in found.items():
@@ -944,11 +944,31 @@ def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None
     return counts
 
 
-def _check_attachable(store: Store) -> None:
+def _check_attachable(store: Store, replaced: list[str]) -> None:
+    """Refuse to attach over rows of the file's own: an ingested store, or tables the lake's views would replace."""
     con = store.con
     attached = con.execute("SELECT count(*) FROM meta WHERE key = ?", [LAKE_KEY]).fetchall()[0][0]
     if not attached and store.count("games"):
         raise LakeError(f"{store.path}: holds an ingested store; attach a lake to a new file")
+    for name in replaced:
+        rows = _own_rows(store, name)
+        if rows:
+            raise LakeError(
+                f"{store.path}: its own table {name} holds {rows} rows (written by `analyze --db`) that the lake's"
+                f" {name} would replace; attach the lake to a new file, and analyse a lake with `analyze --lake`"
+            )
+
+
+def _own_rows(store: Store, name: str) -> int:
+    """The rows of ``name`` when it is a base table of the file (0 when it is a view, or absent)."""
+    kind = store.con.execute(
+        "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main'"
+        " AND table_catalog = current_database() AND table_name = ?",
+        [name],
+    ).fetchall()
+    if not kind or kind[0][0] == "VIEW":
+        return 0
+    return int(store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0])
 
 
 def _columns(store: Store, name: str) -> list[tuple[str, str]]:
