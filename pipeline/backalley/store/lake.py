@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -661,8 +662,15 @@ def connect(spec: str, *, processes: bool = True) -> Iterator[Any]:
     if m is not None:
         n = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
         # The scheduler's HTTP server always starts: on a free port, not on 8787 (maybe taken).
+        # Its workers' own logs are silenced below CRITICAL: a task's failure reaches the client
+        # as the task's exception, and a worker's heartbeat racing the cluster's shutdown would
+        # otherwise print a traceback after the command's output.
         cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0"
+            n_workers=n,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
         )
         try:
             with distributed.Client(cluster) as client:
