@@ -19,8 +19,9 @@ from typer.core import TyperCommand
 from backalley.cli import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
 from backalley.records.sources import InputFile, Item, SourceError, dumps, expand, label
+from backalley.store import ROW_WORKER_PRELOAD
 from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
-from backalley.workers import WorkerDied
+from backalley.workers import WorkerDied, start_pool_server
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
     from backalley.analysis.dd import AnalyzeSummary
@@ -529,30 +530,32 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from backalley.store.database import Store, StoreError, default_db
-    from backalley.store.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
-
     if cluster is not None or lake is not None:
         if db is not None or replace or workers is not None or memory_limit is not None:
             raise fail("--cluster/--lake write a lake: --db, --replace, --workers and --memory-limit do not apply")
         run = ingest_lake(paths, cluster, lake, record_limit(max_record_bytes))
         print_run(run, json_out)
         raise typer.Exit(0 if run.clean else 1)
-    memory_limit = memory_limit or INGEST_MEMORY_LIMIT
-    try:
-        check_memory_limit(memory_limit)
-    except ValueError as exc:
-        raise fail(f"--memory-limit {exc}") from None
-    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
     if not files:
         raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
+    n_workers = worker_count(workers if workers is not None else default_workers(), files)
+    if n_workers > 1:  # the workers' server imports the row builder while this process imports the store
+        start_pool_server(ROW_WORKER_PRELOAD)
+    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
+
+    memory_limit = memory_limit or INGEST_MEMORY_LIMIT
+    try:
+        check_memory_limit(memory_limit)
+    except ValueError as exc:
+        raise fail(f"--memory-limit {exc}") from None
+    limit = record_limit(max_record_bytes)
     report_problems(files)
     db_path = db if db is not None else default_db()
-    n_workers = worker_count(workers if workers is not None else default_workers(), files)
     total = sum(f.size for f in files)
     try:
         with Store.open(db_path) as store, progress_bar("ingesting", show=sys.stderr.isatty()) as bar:
