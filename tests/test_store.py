@@ -117,8 +117,7 @@ def test_the_final_checkpoint_gets_the_threads_back_and_the_settings_are_restore
     """The writer inserts on one DuckDB thread (the workers have the other CPUs); the final checkpoint,
     after the workers, runs on the connection's own thread count; afterwards the settings are as before."""
     folder, _ = inputs
-    # (memory_limit is put back from DuckDB's rounded text, e.g. 488.2 MiB -> 488.1 MiB: left out here)
-    names = ("threads", "checkpoint_threshold", "allocator_flush_threshold")
+    names = ("threads", "checkpoint_threshold", "allocator_flush_threshold", "memory_limit")
     seen: list[Any] = []
     with Store.open(tmp_path / "s.duckdb") as store:
         store.con.execute("SET threads = 3")
@@ -130,6 +129,19 @@ def test_the_final_checkpoint_gets_the_threads_back_and_the_settings_are_restore
         after = {n: store.con.execute("SELECT current_setting(?)", [n]).fetchall()[0][0] for n in names}
     assert run.inserted == 8
     assert seen == [3]
+    assert after == before
+
+
+def test_ingests_one_after_another_keep_the_stores_memory_limit(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """DuckDB reads memory_limit back rounded (512MB is 488.2 MiB); an ingest puts back the store's own text."""
+    folder, _ = inputs
+    with Store.open(tmp_path / "s.duckdb", memory_limit="512MB") as store:
+        before = store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        for _ in range(3):
+            ingest_mod.ingest_files(store, expand([str(folder)]), [str(folder)], workers=1, replace=True)
+        after = store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     assert after == before
 
 

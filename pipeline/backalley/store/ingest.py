@@ -296,13 +296,19 @@ class _Settings:
         self.con = store.con
         self.old: dict[str, str] = {}
         for name, value in values.items():
-            old = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+            old = self._current(store, name)
             try:
                 self.con.execute(f"SET {name} = '{value}'")
             except duckdb.Error as exc:
                 self.restore()
                 raise StoreError(f"{store.path}: DuckDB refused {name} = {value}: {one_line(exc)}") from None
             self.old[name] = old
+
+    def _current(self, store: Store, name: str) -> str:
+        """The setting's value as set: the store's own ``memory_limit`` text rather than DuckDB's rounded one."""
+        if name == "memory_limit" and store.memory_limit is not None:
+            return store.memory_limit
+        return str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
 
     @classmethod
     def for_ingest(cls, store: Store, memory_limit: str) -> _Settings:
