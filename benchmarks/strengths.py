@@ -4,8 +4,8 @@
 
 ``margins``: for each pairing (strong against basic, basic against random, strong against random),
 ``--games`` games in which one level's partnership plays the other's (which sits NS alternates
-game by game; a basic player's style rotates cautious, bold, erratic): the mean points a deal of
-the first over the second, with a 95% interval (1.96 standard errors, over games).  In a ruleset
+game by game; a basic player's style rotates cautious, bold, erratic; then strong against basic
+players of each style alone): the mean points a deal of the first over the second, with a 95% interval (1.96 standard errors, over games).  In a ruleset
 without partnerships the first level holds N and S, the second E and W, and the margin is that of
 N and S together over E and W.
 
@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from backalley.rules import Ruleset, find_ruleset
-from backalley.simulate.bots import STYLES, Player
+from backalley.simulate.bots import STYLES, Player, Style
 from backalley.simulate.games import play_deals
 
 PAIRINGS = (("strong", "basic"), ("basic", "random"), ("strong", "random"))
@@ -32,8 +32,8 @@ PAIRINGS = (("strong", "basic"), ("basic", "random"), ("strong", "random"))
 TIME_BOUND = 3.0
 
 
-def _pair(level: str, k: int, tag: str) -> list[Player]:
-    return [Player(f"{tag}{i}", STYLES[(k + i) % len(STYLES)], level) for i in range(2)]
+def _pair(level: str, k: int, tag: str, style: Style | None = None) -> list[Player]:
+    return [Player(f"{tag}{i}", style or STYLES[(k + i) % len(STYLES)], level) for i in range(2)]
 
 
 def _margin_per_deal(deals: list[dict[str, Any]], rules: Ruleset, first: tuple[int, ...]) -> float:
@@ -44,12 +44,13 @@ def _margin_per_deal(deals: list[dict[str, Any]], rules: Ruleset, first: tuple[i
     return diff / max(1, len(played))
 
 
-def margin(a: str, b: str, games: int, seed: int, rules: Ruleset) -> dict[str, float]:
-    """``a``'s partnership over ``b``'s: mean points a deal and the half-width of its 95% interval."""
+def margin(a: str, b: str, games: int, seed: int, rules: Ruleset, style: Style | None = None) -> dict[str, float]:
+    """``a``'s partnership over ``b``'s (``style``: every player's, else they rotate): mean points a
+    deal and the half-width of its 95% interval."""
     rng = random.Random(seed)
     per_game = []
     for k in range(games):
-        (a1, a2), (b1, b2) = _pair(a, k, "a"), _pair(b, k, "b")
+        (a1, a2), (b1, b2) = _pair(a, k, "a", style), _pair(b, k, "b", style)
         seated, first = ([a1, b1, a2, b2], (0, 2)) if k % 2 == 0 else ([b1, a1, b2, a2], (1, 3))
         if len(rules.sides) != 2:  # each seat its own side: a holds N and S, b E and W
             seated, first = [a1, b1, a2, b2], (0, 2)
@@ -85,6 +86,14 @@ def main() -> None:
             if not args.json:
                 print(
                     f"{args.ruleset} {a} over {b}: {m['mean']:+.2f} ± {m['half_width']:.2f} points a deal", flush=True
+                )
+        for style in STYLES:  # strong against basic players of one style
+            m = margin("strong", "basic", args.games, args.seed, rules, style)
+            out["margins"][f"strong-basic/{style.name}"] = m
+            if not args.json:
+                print(
+                    f"{args.ruleset} strong over basic {style.name}: {m['mean']:+.2f} ± {m['half_width']:.2f}",
+                    flush=True,
                 )
     times: dict[str, list[float]] = {"basic": [], "strong": []}
     for _ in range(3):
