@@ -45,8 +45,9 @@ SPREAD_BASE, SPREAD_PER_CARD = 0.25, 0.075
 MAX_PLAYOUTS = 64
 _PLAYOUTS: dict[tuple[str, int, int, tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
 _NO_DRAWS = random.Random(0)  # (the basic play without blunders draws nothing)
-#: Bounds of the ``--players`` list.
+#: Bounds of the ``--players`` list, and of an entry shown in an error.
 MAX_PLAYERS = 1000
+SHOWN_CHARS = 80
 _PLAYER_ID = re.compile(python_pattern(PLAYER_PATTERN))
 
 
@@ -94,6 +95,7 @@ def playout(st: DealState) -> tuple[int, ...]:
 
 
 def _play_once(st: DealState) -> tuple[int, ...]:
+    """Bid as a stand-in (the first bidder's lowest call above pass, the others pass), then play out."""
     while st.bidding:
         legal = st.legal_bids()
         st.bid(legal[1] if not st.bids and len(legal) > 1 else legal[0])
@@ -177,7 +179,8 @@ def parse_players(text: str) -> list[Player]:
     for i, entry in enumerate(entries, 1):
         name, colon, level = entry.strip().rpartition(":")
         name, level = (name.strip(), level.strip()) if colon else (level.strip(), DEFAULT_LEVEL)
-        where = f"player {i} ({entry.strip()!r})"
+        shown = entry.strip() if len(entry.strip()) <= SHOWN_CHARS else entry.strip()[:SHOWN_CHARS] + "…"
+        where = f"player {i} ({shown!r})"
         if not name:
             raise PlayersError(f"{where}: the name is empty")
         if not _PLAYER_ID.match(name):
