@@ -25,6 +25,7 @@ from backalley.workers import WorkerDied, start_pool_server
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
     from backalley.analysis.dd import AnalyzeSummary
+    from backalley.simulate.bots import Player
     from backalley.store.database import Store
     from backalley.store.ingest import RunSummary
 
@@ -296,6 +297,22 @@ def rulesets() -> None:
         out.print(line, markup=False)
 
 
+def _simulate_pool(players: str) -> "int | list[Player]":
+    """``simulate --players``: a pool size (at least 4), or the players' list; exit 2 with the reason."""
+    from backalley.simulate.strength import MAX_PLAYERS, PlayersError, parse_players
+
+    text = players.strip()
+    if text.isascii() and text.isdecimal():
+        size = int(text) if len(text) <= len(str(MAX_PLAYERS)) else MAX_PLAYERS + 1
+        if not 4 <= size <= MAX_PLAYERS:
+            raise fail(f"--players {text}: a pool of 4 to {MAX_PLAYERS} players")
+        return size
+    try:
+        return parse_players(players)
+    except PlayersError as exc:
+        raise fail(f"--players: {exc}") from None
+
+
 @app.command()
 def simulate(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the games (JSON Lines).")] = Path(
@@ -303,7 +320,14 @@ def simulate(
     ),
     games: Annotated[int, typer.Option("--games", "-n", min=1, help="How many complete games to play.")] = 100,
     seed: Annotated[int, typer.Option("--seed", help="Random seed: the same seed gives the same bytes.")] = 1,
-    players: Annotated[int, typer.Option("--players", min=4, help="Size of the pool of named players.")] = 12,
+    players: Annotated[
+        str,
+        typer.Option(
+            "--players",
+            help="The pool: its size (named players of basic strength), or NAME:LEVEL,... with LEVEL "
+            "random, basic or strong (default basic); each game seats four of the pool at random.",
+        ),
+    ] = "12",
     faults: Annotated[
         float, typer.Option("--faults", min=0.0, max=1.0, help="Share of games that get one injected rule violation.")
     ] = 0.0,
@@ -347,6 +371,7 @@ def simulate(
         rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
     except RulesetError as exc:
         raise fail(str(exc)) from None
+    pool = _simulate_pool(players)
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
     if out_file.name.lower().endswith(".csv") and not sheet:
@@ -367,7 +392,7 @@ def simulate(
                 out_file,
                 games=games,
                 seed=seed,
-                players=players,
+                players=pool,
                 faults=faults,
                 workers=workers,
                 progress=progress,
