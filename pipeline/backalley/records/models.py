@@ -8,7 +8,7 @@ record passes, the replay works on the plain parsed JSON, never on these objects
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -49,6 +49,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     FastTeamInts,
     FastTrick,
     OptionName,
+    PlainName,
     Seat,
     SheetTrump,
     Suit,
@@ -203,7 +204,7 @@ class GameRecord(_Strict):
 
     format_version: Annotated[Literal[1], BeforeValidator(_check_version)]
     game_id: Annotated[str, StringConstraints(pattern=GAME_ID_PATTERN)]
-    ruleset: Literal["standard"]
+    ruleset: PlainName
     players: Players
     played_at: DateTime | None = None
     event: Annotated[str, StringConstraints(max_length=128)] | None = None
@@ -424,12 +425,16 @@ class BabOnlineRecordV2(_RecordV2):
     _no_nulls = field_validator("played_at", "event", "final_score", mode="before")(_not_null)
 
 
-#: The version-2 model of each ruleset.
-MODELS_V2: dict[str, type[_RecordV2]] = {
-    "standard": StandardRecordV2,
-    "pereulok": PereulokRecordV2,
-    "bab-online": BabOnlineRecordV2,
-}
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _by_ruleset(*models: type[_M]) -> dict[str, type[_M]]:
+    """The models by the ruleset their ``ruleset`` field admits."""
+    return {get_args(m.model_fields["ruleset"].annotation)[0]: m for m in models}
+
+
+#: The version-2 model of each ruleset (each is named in the JSON Schema: its ``$defs``, title and description).
+MODELS_V2 = _by_ruleset(StandardRecordV2, PereulokRecordV2, BabOnlineRecordV2)
 GameRecordV2 = Annotated[StandardRecordV2 | PereulokRecordV2 | BabOnlineRecordV2, Field(discriminator="ruleset")]
 
 
@@ -527,11 +532,7 @@ class BabOnlineSheet(_SheetRecord):
 
 
 #: The score-sheet model of each ruleset.
-SHEET_MODELS: dict[str, type[_SheetRecord]] = {
-    "standard": StandardSheet,
-    "pereulok": PereulokSheet,
-    "bab-online": BabOnlineSheet,
-}
+SHEET_MODELS = _by_ruleset(StandardSheet, PereulokSheet, BabOnlineSheet)
 SheetRecord = Annotated[StandardSheet | PereulokSheet | BabOnlineSheet, Field(discriminator="ruleset")]
 
 
