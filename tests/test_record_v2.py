@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from backalley.records.models import fast_decode_any
 from backalley.records.sources import parse
 from backalley.replay import replay
-from backalley.rules import find_ruleset
+from backalley.rules import RULESETS, find_ruleset
 from backalley.simulate import make_record, player_pool
 from backalley.validate import check
 from tests.helpers import drop, json_values, passed_out, paths_of, set_path, with_redeal
@@ -206,7 +206,7 @@ def test_each_ruleset_struct_has_the_fields_of_its_model() -> None:
     from backalley.records import fast
     from backalley.records.models import MODELS_V2
 
-    assert set(fast.NARROW) == set(MODELS_V2) == {"standard", "pereulok", "bab-online"}
+    assert set(fast.NARROW) == set(MODELS_V2) == set(RULESETS)
     for name, (record, deal) in fast.NARROW.items():
         model = MODELS_V2[name]
         (deal_model,) = typing.get_args(model.model_fields["deals"].annotation)
