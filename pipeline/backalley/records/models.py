@@ -67,7 +67,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     v2_problems,
 )
 from backalley.rules import RULESETS as RULESET_CLASSES
-from backalley.rules import find_ruleset
+from backalley.rules import all_rulesets, find_ruleset
 
 FORMAT_VERSION = 1
 #: Every record format version this package reads.
@@ -551,37 +551,44 @@ def json_schema_v2() -> dict[str, Any]:
         ),
     }
     defs = schema.get("$defs", {})
-    short = find_ruleset("standard", ("short_deck",)).scored_deals  # (pereulok's short deck keeps its 2 deals)
-    for model, limit in (("StandardRecordV2", short), ("PereulokRecordV2", None)):
-        defs[model]["allOf"] = _option_conditions(limit)
-    for model, limit in (("StandardSheet", short), ("PereulokSheet", None)):
-        defs[model]["allOf"] = _option_conditions(limit)
+    for name, cls in RULESET_CLASSES.items():
+        conditions = _option_conditions(name) if cls.known_options else []
+        for models in (MODELS_V2, SHEET_MODELS):
+            if conditions:
+                defs[models[name].__name__]["allOf"] = conditions
     # One flat ``oneOf``: a record with every card (``sheet`` false or absent) or a sheet (``sheet`` true).
     refs = [ref for branch in schema.pop("anyOf") for ref in branch["oneOf"]]
     return {**head, "oneOf": refs, **schema}
 
 
-def _option_conditions(short_deck_limit: int | None) -> list[dict[str, Any]]:
-    """``if``/``then`` on ``options``: side keys with ``no_partnerships``, deal numbers with ``short_deck``."""
-    seats = {"required": ["N", "E", "S", "W"], "not": {"anyOf": [{"required": ["NS"]}, {"required": ["EW"]}]}}
-    teams = {"required": ["NS", "EW"], "not": {"anyOf": [{"required": [s]} for s in "NESW"]}}
-
-    def keyed(shape: dict[str, Any]) -> dict[str, Any]:
-        result = {"properties": {"tricks": shape, "points": shape}}
-        return {
-            "properties": {
-                "final_score": shape,
-                "deals": {"items": {"properties": {"result": result}}},
-            }
-        }
-
-    has = {"required": ["options"], "properties": {"options": {"contains": {"const": "no_partnerships"}}}}
-    out: list[dict[str, Any]] = [{"if": has, "then": keyed(seats), "else": keyed(teams)}]
-    if short_deck_limit is not None:
-        short = {"required": ["options"], "properties": {"options": {"contains": {"const": "short_deck"}}}}
-        number = {"properties": {"deals": {"items": {"properties": {"number": {"maximum": short_deck_limit}}}}}}
-        out.append({"if": short, "then": number})
+def _option_conditions(name: str) -> list[dict[str, Any]]:
+    """``if``/``then`` on ``options``: the side keys an option changes, then the deal numbers it limits."""
+    variants = [r for r in all_rulesets() if r.name == name]
+    plain = find_ruleset(name)
+    most = max(r.scored_deals for r in variants)
+    out: list[dict[str, Any]] = []
+    for option in plain.known_options:
+        keys = find_ruleset(name, (option,)).sides
+        if keys != plain.sides:
+            then, other = _keyed(keys, plain.sides), _keyed(plain.sides, keys)
+            out.append({"if": _has(option), "then": then, "else": other})
+    for option in plain.known_options:
+        limit = max(r.scored_deals for r in variants if option in r.options)
+        if limit < most:
+            number = {"properties": {"deals": {"items": {"properties": {"number": {"maximum": limit}}}}}}
+            out.append({"if": _has(option), "then": number})
     return out
+
+
+def _has(option: str) -> dict[str, Any]:
+    return {"required": ["options"], "properties": {"options": {"contains": {"const": option}}}}
+
+
+def _keyed(keys: tuple[str, ...], others: tuple[str, ...]) -> dict[str, Any]:
+    """Results and the final score keyed by ``keys``, none of ``others``."""
+    shape = {"required": list(keys), "not": {"anyOf": [{"required": [k]} for k in others]}}
+    result = {"properties": {"tricks": shape, "points": shape}}
+    return {"properties": {"final_score": shape, "deals": {"items": {"properties": {"result": result}}}}}
 
 
 #: The fast path's names, re-exported for the callers that import them from here.
