@@ -157,18 +157,24 @@ class FastDeal(_FastStrict):
     result: FastDealResult | msgspec.UnsetType = msgspec.UNSET
 
 
+#: The fields every record format shares: the game id, when it was played, the event.
+_GameId = Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+_PlayedAt = Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")]
+_EventName = Annotated[str, msgspec.Meta(max_length=128)]
+#: A figure of each side, keyed by the side names of any ruleset (which: :func:`v2_problems`).
+_SideFigures = dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
 #: The ruleset of format 1: plain ``standard``.
 PlainName: Any = Literal[PLAIN.name]
 
 
 class FastRecord(_FastStrict):
     format_version: Literal[1]
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    game_id: _GameId
     ruleset: PlainName
     players: FastPlayers
     deals: list[FastDeal]
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
+    event: _EventName | msgspec.UnsetType = msgspec.UNSET
     final_score: FastTeamInts | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -208,6 +214,7 @@ def _nfc_players(rec: "FastRecord | FastRecordV2 | FastSheetRecord") -> FastPlay
 #: Every option any ruleset takes, and every ruleset's record name (the registry's, in its order).
 OptionName: Any = Literal[tuple(dict.fromkeys(o for cls in RULESETS.values() for o in cls.known_options))]
 RulesetName: Any = Literal[tuple(RULESETS)]
+_OptionList = Annotated[list[OptionName], msgspec.Meta(min_length=1)]
 Suit = Literal["S", "H", "D", "C"]
 SIDE_KEYS: tuple[tuple[str, ...], ...] = (("NS", "EW"), ("N", "E", "S", "W"))
 BORES = ("board", "board2", "board3", "board4")
@@ -340,8 +347,8 @@ class FastBidV2(_FastStrict):
 
 
 class FastSideResult(_FastStrict):
-    tricks: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
-    points: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+    tricks: _SideFigures
+    points: _SideFigures
 
 
 class FastDealV2(_FastStrict):
@@ -361,14 +368,14 @@ class FastDealV2(_FastStrict):
 
 class FastRecordV2(_FastStrict):
     format_version: Literal[2]
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    game_id: _GameId
     ruleset: RulesetName
     players: FastPlayers
     deals: list[FastDealV2]
-    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
-    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+    options: _OptionList | msgspec.UnsetType = msgspec.UNSET
+    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
+    event: _EventName | msgspec.UnsetType = msgspec.UNSET
+    final_score: _SideFigures | msgspec.UnsetType = msgspec.UNSET
     #: ``false`` is a record with every card, as when it is left out (``true``: :class:`FastSheetRecord`).
     sheet: bool | msgspec.UnsetType = msgspec.UNSET
 
@@ -405,14 +412,14 @@ class FastSheetRecord(_FastStrict):
 
     format_version: Literal[2]
     sheet: bool
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+    game_id: _GameId
     ruleset: RulesetName
     players: FastPlayers
     deals: list[FastSheetDeal]
-    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
-    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
+    options: _OptionList | msgspec.UnsetType = msgspec.UNSET
+    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
+    event: _EventName | msgspec.UnsetType = msgspec.UNSET
+    final_score: _SideFigures | msgspec.UnsetType = msgspec.UNSET
 
 
 def sheet_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
@@ -515,7 +522,7 @@ def _narrow_struct(name: str, shape: _Shape) -> tuple[type[FastRecordV2], type[F
     if not shape.takes_options:
         record_fields.append(("options", _Absent, msgspec.UNSET))
     elif shape.plain_in_v1:  # (without options its records are format 1's)
-        record_fields.append(("options", Annotated[list[OptionName], msgspec.Meta(min_length=1)]))
+        record_fields.append(("options", _OptionList))
     record: Any = msgspec.defstruct(f"Fast{key}RecordV2", record_fields, bases=(FastRecordV2,), kw_only=True)
     return record, deal
 
