@@ -366,16 +366,21 @@ class FastDealV2(_FastStrict):
     result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
 
 
-class FastRecordV2(_FastStrict):
+class _FastGameV2(_FastStrict, kw_only=True):
+    """The game fields of every format-2 record, with every card or a score sheet."""
+
     format_version: Literal[2]
     game_id: _GameId
     ruleset: RulesetName
     players: FastPlayers
-    deals: list[FastDealV2]
     options: _OptionList | msgspec.UnsetType = msgspec.UNSET
     played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
     event: _EventName | msgspec.UnsetType = msgspec.UNSET
     final_score: _SideFigures | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecordV2(_FastGameV2, kw_only=True):
+    deals: list[FastDealV2]
     #: ``false`` is a record with every card, as when it is left out (``true``: :class:`FastSheetRecord`).
     sheet: bool | msgspec.UnsetType = msgspec.UNSET
 
@@ -407,19 +412,11 @@ class FastSheetDeal(_FastStrict):
     result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
 
 
-class FastSheetRecord(_FastStrict):
+class FastSheetRecord(_FastGameV2, kw_only=True):
     """A score sheet of any ruleset (format 2, ``"sheet": true``)."""
 
-    format_version: Literal[2]
     sheet: bool
-    game_id: _GameId
-    ruleset: RulesetName
-    players: FastPlayers
     deals: list[FastSheetDeal]
-    options: _OptionList | msgspec.UnsetType = msgspec.UNSET
-    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
-    event: _EventName | msgspec.UnsetType = msgspec.UNSET
-    final_score: _SideFigures | msgspec.UnsetType = msgspec.UNSET
 
 
 def sheet_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
