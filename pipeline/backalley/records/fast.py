@@ -351,12 +351,17 @@ class FastSideResult(_FastStrict):
     points: _SideFigures
 
 
-class FastDealV2(_FastStrict):
-    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+class _FastDealHead(_FastStrict, kw_only=True):
+    """What every format-2 deal starts with, with every card or on a score sheet."""
 
     number: Annotated[int, msgspec.Meta(ge=1, le=25)]
     dealer: Seat
     bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
+
+
+class FastDealV2(_FastDealHead, kw_only=True):
+    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+
     tricks: list[FastTrick]
     hands: FastHands | msgspec.UnsetType = msgspec.UNSET
     trump_card: CardName | msgspec.UnsetType = msgspec.UNSET
@@ -400,12 +405,9 @@ class FastSeatTricks(_FastStrict):
     W: _Tricks
 
 
-class FastSheetDeal(_FastStrict):
+class FastSheetDeal(_FastDealHead, kw_only=True):
     """A deal of a score sheet: the bidding and each player's tricks (the ruleset's limits: :func:`sheet_problems`)."""
 
-    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
-    dealer: Seat
-    bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
     tricks_won: FastSeatTricks | msgspec.UnsetType = msgspec.UNSET
     trump: SheetTrump | msgspec.UnsetType = msgspec.UNSET
     rainbows: list[Seat] | msgspec.UnsetType = msgspec.UNSET
