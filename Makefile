@@ -15,7 +15,7 @@ RULESET_GAMES ?= 40
 # compileall writes the byte-code now, as pip does for a wheel: an editable install leaves it to
 # the first import, which never writes it under PYTHONDONTWRITEBYTECODE (then every command
 # compiles about 30 ms of sources before it starts).
-$(STAMP): pyproject.toml setup.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/analysis/solver.py pipeline/backalley/store/rows.py pipeline/backalley/analysis/_ddcore.c pipeline/backalley/_fastplay.c
+$(STAMP): pyproject.toml setup.py pipeline/backalley/__init__.py pipeline/backalley/cards.py $(wildcard pipeline/backalley/rules/*.py) pipeline/backalley/replay.py pipeline/backalley/analysis/solver.py pipeline/backalley/store/rows.py pipeline/backalley/analysis/_ddcore.c pipeline/backalley/_fastplay.c
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

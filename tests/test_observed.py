@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from backalley.records.observed import Transcriber, Written, bid, card, players, transcribe
+from backalley.records.observed import Transcriber, Written, bid, card, players, read_entry, transcribe
 from backalley.validate import check
 from tests.helpers import json_values
 
@@ -285,3 +285,10 @@ def test_an_id_or_names_a_record_cannot_have_and_a_bad_time_are_never_written() 
     assert w.record is not None and "played_at" not in w.record
     timed = [{**e, "at": "2026-03-16T20:00:00.123Z"} for e in evs]
     assert one(timed).record["played_at"] == "2026-03-16T20:00:00.123Z"  # type: ignore[index]
+
+
+def test_a_transcript_line_is_an_entry_only_as_an_object_with_an_event() -> None:
+    assert read_entry('{"event": "gameStart", "data": {}}') == {"event": "gameStart", "data": {}}
+    assert read_entry('{"data": {}}') is None
+    assert read_entry('["event"]') is None
+    assert read_entry('{"event": ') is None

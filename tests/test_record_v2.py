@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from backalley.records.models import fast_decode_any
 from backalley.records.sources import parse
 from backalley.replay import replay
-from backalley.rules import find_ruleset
+from backalley.rules import RULESETS, find_ruleset
 from backalley.simulate import make_record, player_pool
 from backalley.validate import check
 from tests.helpers import drop, json_values, passed_out, paths_of, set_path, with_redeal
@@ -196,26 +196,25 @@ def test_a_bab_online_redeal_may_leave_out_its_hands(hands: bool) -> None:
     assert "DEALER" in codes and "HAND_SIZE" not in codes, codes
 
 
-def test_each_ruleset_struct_has_the_shape_its_rulesets_answer() -> None:
-    """The per-ruleset Structs (the format's shape, written out) agree with what the registry says:
-    the deal fields a ruleset's records never have are typed absent, ``trump_card`` is required where
-    every deal turns a card, and the bid words are the ruleset's ``bid_words``."""
+def test_each_ruleset_struct_has_the_fields_of_its_model() -> None:
+    """The per-ruleset Structs (built from the registry) hold the fields of the pydantic models (the JSON
+    Schema): the same deal fields, the same of them required, the bid words the ruleset's ``bid_words``."""
+    import typing
+
     import msgspec
 
     from backalley.records import fast
+    from backalley.records.models import MODELS_V2
 
-    structs = {
-        "standard": (fast.FastStandardRecordV2, fast.FastStandardDealV2),
-        "pereulok": (fast.FastPereulokRecordV2, fast.FastPereulokDeal),
-        "bab-online": (fast.FastBabOnlineRecordV2, fast.FastBabOnlineDeal),
-    }
-    assert set(structs) == set(fast._SHAPES)
-    for name, (record, deal) in structs.items():
-        shape = fast._SHAPES[name]
-        fields = {f.name: f for f in msgspec.structs.fields(deal)}
-        absent = {n for n, f in fields.items() if f.type is msgspec.UnsetType}
-        assert absent == set(shape.forbidden), name
-        assert fields["trump_card"].required is shape.turned, name
-        assert find_ruleset(name).bid_words == shape.words, name
+    assert set(fast.NARROW) == set(MODELS_V2) == set(RULESETS)
+    for name, (record, deal) in fast.NARROW.items():
+        model = MODELS_V2[name]
+        (deal_model,) = typing.get_args(model.model_fields["deals"].annotation)
+        fields = [f for f in msgspec.structs.fields(deal) if f.type is not msgspec.UnsetType]
+        assert {f.name for f in fields} == set(deal_model.model_fields), name
+        assert {f.name for f in fields if f.required} == {
+            n for n, f in deal_model.model_fields.items() if f.is_required()
+        }, name
+        assert find_ruleset(name).bid_words == fast._SHAPES[name].words, name
         options = {f.name: f for f in msgspec.structs.fields(record)}["options"]
-        assert (options.type is msgspec.UnsetType) is (not shape.takes_options), name
+        assert (options.type is not msgspec.UnsetType) is ("options" in model.model_fields), name

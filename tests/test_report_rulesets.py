@@ -15,6 +15,7 @@ from backalley.cli.app import app
 from backalley.replay import replay
 from backalley.reporting import ReportError, write_reports
 from backalley.reporting.metrics import compute, open_store
+from backalley.rules import RULESETS
 from backalley.store.ingest import ingest
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -122,6 +123,6 @@ def test_cli_report_ruleset(db: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     bad = runner.invoke(app, ["report", "--db", str(db), "-o", str(tmp_path / "r"), "--ruleset", "chess"])
     assert bad.exit_code == 2
-    assert bad.output.strip().splitlines() == ["error: unknown ruleset 'chess'; known: standard, pereulok, bab-online"]
+    assert bad.output.strip().splitlines() == [f"error: unknown ruleset 'chess'; known: {', '.join(RULESETS)}"]
     ok = runner.invoke(app, ["report", "--db", str(db), "-o", str(tmp_path / "r"), "--ruleset", "pereulok", "-w", "1"])
     assert ok.exit_code == 0, ok.output

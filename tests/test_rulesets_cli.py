@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from backalley.cli.app import app
 from backalley.records.models import FORMAT_VERSIONS, RULESETS
 from backalley.replay import replay
+from backalley.rules import RULESETS as REGISTRY
 from backalley.rules import Ruleset, all_rulesets, describe_rulesets
 from backalley.simulate import fault_codes, inject_fault, make_record, player_pool
 
@@ -64,7 +65,8 @@ def test_rulesets_command_lists_every_ruleset_and_option() -> None:
     lines = result.output.splitlines()
     assert lines == describe_rulesets()
     assert {line.split(":")[0] for line in lines if not line.startswith(" ")} == set(RULESETS)
-    assert sum("--options" in line for line in lines) == 8  # four options each for standard and pereulok
+    options = sum(len(cls.known_options) for cls in REGISTRY.values())
+    assert options and sum("--options" in line for line in lines) == options
 
 
 def test_version_lists_formats_and_rulesets() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Browser, js, problems, require_chromium, screenshots_dir, served
+from tests.helpers import Browser, js, problems, screenshots_dir, served
 from tests.service_games import faulty, ndjson, record
 
 pytestmark = pytest.mark.browser
@@ -28,16 +28,6 @@ def server(tmp_path: Path) -> Iterator[str]:
     tokens.write_text(TOKEN + "\n")
     with served(tmp_path / "s.duckdb", "--tokens", str(tokens)) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    binary = require_chromium()
-    b = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield b
-    finally:
-        b.close()
 
 
 def page_problems(b: Browser, base: str) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from backalley.store.ingest import ingest
-from tests.helpers import Browser, js, problems, require_chromium, screenshots_dir, served
+from tests.helpers import Browser, js, problems, screenshots_dir, served
 from tests.service_games import faulty, ndjson, record
 
 pytestmark = pytest.mark.browser
@@ -37,15 +37,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[d
     ingest([str(games)], db)
     with served(db) as base:
         yield base, recs(), db
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    b = Browser(require_chromium(), tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield b
-    finally:
-        b.close()
 
 
 def follow(b: Browser, expression: str, refused: bool = False) -> None:

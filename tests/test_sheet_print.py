@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from backalley.cli.app import app
-from tests.helpers import Browser, require_chromium, screenshots_dir
+from tests.helpers import Browser, screenshots_dir
 
 #: Paper sizes in inches (Chromium's printToPDF takes inches).
 PAPER = {"A4": (8.27, 11.69), "Letter": (8.5, 11.0)}
@@ -26,15 +25,6 @@ CASES = [
     ("pereulok", ""),
     ("bab-online", ""),
 ]
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    b = Browser(require_chromium(), tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield b
-    finally:
-        b.close()
 
 
 def write_sheet(tmp_path: Path, ruleset: str, options: str) -> Path:

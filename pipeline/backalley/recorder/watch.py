@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from backalley.recorder.sink import Sink
-from backalley.records.observed import DISCONNECT, Transcriber
+from backalley.records.observed import DISCONNECT, Transcriber, read_entry
 
 
 def now() -> str:
@@ -89,11 +89,8 @@ def replay_files(paths: Iterable[Path], sink: Sink) -> None:
 def _replay_line(watch: Watch, path: Path, number: int, line: str) -> None:
     if not line.strip():
         return
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        entry = None
-    if not isinstance(entry, dict) or "event" not in entry:
+    entry = read_entry(line)
+    if entry is None:
         watch.gap(f"{path}:{number} is not an event {{event, data}}")
         return
     at = entry.get("at")

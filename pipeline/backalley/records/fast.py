@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from backalley.rules import RULESETS, RulesetError, all_rulesets, find_ruleset
+from backalley.rules import PLAIN, RULESETS, RulesetError, all_rulesets, find_ruleset
 
 CARD_PATTERN = r"^(?:[2-9TJQKA][SHDC]|BJ|LJ)$"
 GAME_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
@@ -157,14 +157,24 @@ class FastDeal(_FastStrict):
     result: FastDealResult | msgspec.UnsetType = msgspec.UNSET
 
 
+#: The fields every record format shares: the game id, when it was played, the event.
+_GameId = Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
+_PlayedAt = Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")]
+_EventName = Annotated[str, msgspec.Meta(max_length=128)]
+#: A figure of each side, keyed by the side names of any ruleset (which: :func:`v2_problems`).
+_SideFigures = dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+#: The ruleset of format 1: plain ``standard``.
+PlainName: Any = Literal[PLAIN.name]
+
+
 class FastRecord(_FastStrict):
     format_version: Literal[1]
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
-    ruleset: Literal["standard"]
+    game_id: _GameId
+    ruleset: PlainName
     players: FastPlayers
     deals: list[FastDeal]
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
+    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
+    event: _EventName | msgspec.UnsetType = msgspec.UNSET
     final_score: FastTeamInts | msgspec.UnsetType = msgspec.UNSET
 
 
@@ -201,7 +211,10 @@ def _nfc_players(rec: "FastRecord | FastRecordV2 | FastSheetRecord") -> FastPlay
 
 # --- format version 2 (docs/rules.md §14) ------------------------------------------------------
 
-OptionName = Literal["no_jokers", "short_deck", "spades_trump", "no_partnerships"]
+#: Every option any ruleset takes, and every ruleset's record name (the registry's, in its order).
+OptionName: Any = Literal[tuple(dict.fromkeys(o for cls in RULESETS.values() for o in cls.known_options))]
+RulesetName: Any = Literal[tuple(RULESETS)]
+_OptionList = Annotated[list[OptionName], msgspec.Meta(min_length=1)]
 Suit = Literal["S", "H", "D", "C"]
 SIDE_KEYS: tuple[tuple[str, ...], ...] = (("NS", "EW"), ("N", "E", "S", "W"))
 BORES = ("board", "board2", "board3", "board4")
@@ -253,6 +266,8 @@ class _Shape:
     takes_options: bool
     #: The most scored deals under any of its options.
     most_deals: int
+    #: Whether the ruleset without options is record format 1's (so a format-2 record names options).
+    plain_in_v1: bool
 
 
 def _shape(name: str) -> _Shape:
@@ -262,7 +277,7 @@ def _shape(name: str) -> _Shape:
     forbidden = ("trump_card", "joker_swap") if base.trump_named else ("trump",)
     turned = all(r.turns_card(r.hand_size(k)) for r in variants for k in range(1, r.scored_deals + 1))
     most = max(r.scored_deals for r in variants)
-    return _Shape(forbidden, base.bid_words, turned, bool(base.known_options), most)
+    return _Shape(forbidden, base.bid_words, turned, bool(base.known_options), most, base.format_version == 1)
 
 
 #: Each registered ruleset's record shape, by its record name.
@@ -332,16 +347,21 @@ class FastBidV2(_FastStrict):
 
 
 class FastSideResult(_FastStrict):
-    tricks: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
-    points: dict[Literal["NS", "EW", "N", "E", "S", "W"], int]
+    tricks: _SideFigures
+    points: _SideFigures
 
 
-class FastDealV2(_FastStrict):
-    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+class _FastDealHead(_FastStrict, kw_only=True):
+    """What every format-2 deal starts with, with every card or on a score sheet."""
 
     number: Annotated[int, msgspec.Meta(ge=1, le=25)]
     dealer: Seat
     bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
+
+
+class FastDealV2(_FastDealHead, kw_only=True):
+    """Every field of every ruleset's deal (the ruleset's own limits: :func:`v2_problems`)."""
+
     tricks: list[FastTrick]
     hands: FastHands | msgspec.UnsetType = msgspec.UNSET
     trump_card: CardName | msgspec.UnsetType = msgspec.UNSET
@@ -351,16 +371,21 @@ class FastDealV2(_FastStrict):
     result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
 
 
-class FastRecordV2(_FastStrict):
+class _FastGameV2(_FastStrict, kw_only=True):
+    """The game fields of every format-2 record, with every card or a score sheet."""
+
     format_version: Literal[2]
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
-    ruleset: Literal["standard", "pereulok", "bab-online"]
+    game_id: _GameId
+    ruleset: RulesetName
     players: FastPlayers
+    options: _OptionList | msgspec.UnsetType = msgspec.UNSET
+    played_at: _PlayedAt | msgspec.UnsetType = msgspec.UNSET
+    event: _EventName | msgspec.UnsetType = msgspec.UNSET
+    final_score: _SideFigures | msgspec.UnsetType = msgspec.UNSET
+
+
+class FastRecordV2(_FastGameV2, kw_only=True):
     deals: list[FastDealV2]
-    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
-    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
     #: ``false`` is a record with every card, as when it is left out (``true``: :class:`FastSheetRecord`).
     sheet: bool | msgspec.UnsetType = msgspec.UNSET
 
@@ -380,31 +405,20 @@ class FastSeatTricks(_FastStrict):
     W: _Tricks
 
 
-class FastSheetDeal(_FastStrict):
+class FastSheetDeal(_FastDealHead, kw_only=True):
     """A deal of a score sheet: the bidding and each player's tricks (the ruleset's limits: :func:`sheet_problems`)."""
 
-    number: Annotated[int, msgspec.Meta(ge=1, le=25)]
-    dealer: Seat
-    bids: Annotated[list[FastBidV2], msgspec.Meta(min_length=4, max_length=4)]
     tricks_won: FastSeatTricks | msgspec.UnsetType = msgspec.UNSET
     trump: SheetTrump | msgspec.UnsetType = msgspec.UNSET
     rainbows: list[Seat] | msgspec.UnsetType = msgspec.UNSET
     result: FastSideResult | msgspec.UnsetType = msgspec.UNSET
 
 
-class FastSheetRecord(_FastStrict):
+class FastSheetRecord(_FastGameV2, kw_only=True):
     """A score sheet of any ruleset (format 2, ``"sheet": true``)."""
 
-    format_version: Literal[2]
     sheet: bool
-    game_id: Annotated[str, msgspec.Meta(pattern=python_pattern(GAME_ID_PATTERN))]
-    ruleset: Literal["standard", "pereulok", "bab-online"]
-    players: FastPlayers
     deals: list[FastSheetDeal]
-    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)] | msgspec.UnsetType = msgspec.UNSET
-    played_at: Annotated[str, msgspec.Meta(pattern=rf"\A(?:{_RFC3339.pattern})\Z")] | msgspec.UnsetType = msgspec.UNSET
-    event: Annotated[str, msgspec.Meta(max_length=128)] | msgspec.UnsetType = msgspec.UNSET
-    final_score: dict[Literal["NS", "EW", "N", "E", "S", "W"], int] | msgspec.UnsetType = msgspec.UNSET
 
 
 def sheet_problems(rec: Any) -> list[tuple[tuple[int | str, ...], str]]:
@@ -486,58 +500,34 @@ def _bid_struct(words: tuple[str, ...]) -> Any:
     return int | Literal[words]
 
 
-class FastBidStandardV2(FastBidV2, kw_only=True):
-    bid: _bid_struct(_SHAPES["standard"].words)  # type: ignore[valid-type]
-
-
-class FastDeclaration(FastBidV2, kw_only=True):
-    bid: _bid_struct(_SHAPES["pereulok"].words)  # type: ignore[valid-type]
-
-
-class FastBoreBid(FastBidV2, kw_only=True):
-    bid: _bid_struct(_SHAPES["bab-online"].words)  # type: ignore[valid-type]
-
-
 def _deal_numbers(shape: _Shape) -> Any:
     """Deal numbers up to the most the ruleset scores with any options (the options' own limit: Python)."""
     return Annotated[int, msgspec.Meta(ge=1, le=shape.most_deals)]
 
 
-class FastStandardDealV2(FastDealV2, kw_only=True):
-    number: _deal_numbers(_SHAPES["standard"])  # type: ignore[valid-type]
-    bids: Annotated[list[FastBidStandardV2], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
-    trump: _Absent = msgspec.UNSET
+def _narrow_struct(name: str, shape: _Shape) -> tuple[type[FastRecordV2], type[FastDealV2]]:
+    """Ruleset ``name``'s record and deal Structs, as its :class:`_Shape` (its rulesets) says."""
+    key = "".join(part.title() for part in re.split(r"\W+", name))
+    bid = msgspec.defstruct(f"Fast{key}Bid", [("bid", _bid_struct(shape.words))], bases=(FastBidV2,), kw_only=True)
+    deal_fields: list[Any] = [
+        ("number", _deal_numbers(shape)),
+        ("bids", Annotated[list[bid], msgspec.Meta(min_length=4, max_length=4)]),  # type: ignore[valid-type]
+        *((f, _Absent, msgspec.UNSET) for f in shape.forbidden),
+    ]
+    if shape.turned:
+        deal_fields.append(("trump_card", CardName))
+    deal: Any = msgspec.defstruct(f"Fast{key}Deal", deal_fields, bases=(FastDealV2,), kw_only=True)
+    record_fields: list[Any] = [("ruleset", Literal[name]), ("deals", list[deal])]
+    if not shape.takes_options:
+        record_fields.append(("options", _Absent, msgspec.UNSET))
+    elif shape.plain_in_v1:  # (without options its records are format 1's)
+        record_fields.append(("options", _OptionList))
+    record: Any = msgspec.defstruct(f"Fast{key}RecordV2", record_fields, bases=(FastRecordV2,), kw_only=True)
+    return record, deal
 
 
-class FastPereulokDeal(FastDealV2, kw_only=True):
-    number: _deal_numbers(_SHAPES["pereulok"])  # type: ignore[valid-type]
-    bids: Annotated[list[FastDeclaration], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
-    trump_card: _Absent = msgspec.UNSET
-    joker_swap: _Absent = msgspec.UNSET
-
-
-class FastBabOnlineDeal(FastDealV2, kw_only=True):
-    number: _deal_numbers(_SHAPES["bab-online"])  # type: ignore[valid-type]
-    bids: Annotated[list[FastBoreBid], msgspec.Meta(min_length=4, max_length=4)]  # type: ignore[assignment]
-    trump_card: CardName
-    trump: _Absent = msgspec.UNSET
-
-
-class FastStandardRecordV2(FastRecordV2, kw_only=True):
-    ruleset: Literal["standard"]
-    deals: list[FastStandardDealV2]  # type: ignore[assignment]
-    options: Annotated[list[OptionName], msgspec.Meta(min_length=1)]  # (no options: format 1)
-
-
-class FastPereulokRecordV2(FastRecordV2, kw_only=True):
-    ruleset: Literal["pereulok"]
-    deals: list[FastPereulokDeal]  # type: ignore[assignment]
-
-
-class FastBabOnlineRecordV2(FastRecordV2, kw_only=True):
-    ruleset: Literal["bab-online"]
-    deals: list[FastBabOnlineDeal]  # type: ignore[assignment]
-    options: _Absent = msgspec.UNSET
+#: Each registered ruleset's record and deal Structs, by its record name.
+NARROW: dict[str, tuple[type[FastRecordV2], type[FastDealV2]]] = {n: _narrow_struct(n, s) for n, s in _SHAPES.items()}
 
 
 def _narrow_ok(rec: FastRecordV2) -> bool:
@@ -580,9 +570,7 @@ def _limits(name: str, options: Sequence[str]) -> tuple[int, frozenset[str]] | N
 #: then each ruleset of format 2.
 _DECODERS: tuple[tuple[msgspec.json.Decoder[Any], Any], ...] = (
     (_FAST_DECODER, None),
-    (msgspec.json.Decoder(FastStandardRecordV2), _narrow_ok),
-    (msgspec.json.Decoder(FastPereulokRecordV2), _narrow_ok),
-    (msgspec.json.Decoder(FastBabOnlineRecordV2), _narrow_ok),
+    *((msgspec.json.Decoder(record), _narrow_ok) for record, _ in NARROW.values()),
     (msgspec.json.Decoder(FastSheetRecord), _sheet_ok),
 )
 #: The decoder that took the last record: tried first (a file mostly holds one kind of record).

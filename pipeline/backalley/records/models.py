@@ -8,7 +8,7 @@ record passes, the replay works on the plain parsed JSON, never on these objects
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -49,6 +49,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     FastTeamInts,
     FastTrick,
     OptionName,
+    PlainName,
     Seat,
     SheetTrump,
     Suit,
@@ -66,7 +67,7 @@ from backalley.records.fast import (  # the fast path, re-exported: see backalle
     v2_problems,
 )
 from backalley.rules import RULESETS as RULESET_CLASSES
-from backalley.rules import find_ruleset
+from backalley.rules import all_rulesets, find_ruleset
 
 FORMAT_VERSION = 1
 #: Every record format version this package reads.
@@ -203,7 +204,7 @@ class GameRecord(_Strict):
 
     format_version: Annotated[Literal[1], BeforeValidator(_check_version)]
     game_id: Annotated[str, StringConstraints(pattern=GAME_ID_PATTERN)]
-    ruleset: Literal["standard"]
+    ruleset: PlainName
     players: Players
     played_at: DateTime | None = None
     event: Annotated[str, StringConstraints(max_length=128)] | None = None
@@ -424,12 +425,16 @@ class BabOnlineRecordV2(_RecordV2):
     _no_nulls = field_validator("played_at", "event", "final_score", mode="before")(_not_null)
 
 
-#: The version-2 model of each ruleset.
-MODELS_V2: dict[str, type[_RecordV2]] = {
-    "standard": StandardRecordV2,
-    "pereulok": PereulokRecordV2,
-    "bab-online": BabOnlineRecordV2,
-}
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _by_ruleset(*models: type[_M]) -> dict[str, type[_M]]:
+    """The models by the ruleset their ``ruleset`` field admits."""
+    return {get_args(m.model_fields["ruleset"].annotation)[0]: m for m in models}
+
+
+#: The version-2 model of each ruleset (each is named in the JSON Schema: its ``$defs``, title and description).
+MODELS_V2 = _by_ruleset(StandardRecordV2, PereulokRecordV2, BabOnlineRecordV2)
 GameRecordV2 = Annotated[StandardRecordV2 | PereulokRecordV2 | BabOnlineRecordV2, Field(discriminator="ruleset")]
 
 
@@ -527,11 +532,7 @@ class BabOnlineSheet(_SheetRecord):
 
 
 #: The score-sheet model of each ruleset.
-SHEET_MODELS: dict[str, type[_SheetRecord]] = {
-    "standard": StandardSheet,
-    "pereulok": PereulokSheet,
-    "bab-online": BabOnlineSheet,
-}
+SHEET_MODELS = _by_ruleset(StandardSheet, PereulokSheet, BabOnlineSheet)
 SheetRecord = Annotated[StandardSheet | PereulokSheet | BabOnlineSheet, Field(discriminator="ruleset")]
 
 
@@ -550,37 +551,44 @@ def json_schema_v2() -> dict[str, Any]:
         ),
     }
     defs = schema.get("$defs", {})
-    short = find_ruleset("standard", ("short_deck",)).scored_deals  # (pereulok's short deck keeps its 2 deals)
-    for model, limit in (("StandardRecordV2", short), ("PereulokRecordV2", None)):
-        defs[model]["allOf"] = _option_conditions(limit)
-    for model, limit in (("StandardSheet", short), ("PereulokSheet", None)):
-        defs[model]["allOf"] = _option_conditions(limit)
+    for name, cls in RULESET_CLASSES.items():
+        conditions = _option_conditions(name) if cls.known_options else []
+        for models in (MODELS_V2, SHEET_MODELS):
+            if conditions:
+                defs[models[name].__name__]["allOf"] = conditions
     # One flat ``oneOf``: a record with every card (``sheet`` false or absent) or a sheet (``sheet`` true).
     refs = [ref for branch in schema.pop("anyOf") for ref in branch["oneOf"]]
     return {**head, "oneOf": refs, **schema}
 
 
-def _option_conditions(short_deck_limit: int | None) -> list[dict[str, Any]]:
-    """``if``/``then`` on ``options``: side keys with ``no_partnerships``, deal numbers with ``short_deck``."""
-    seats = {"required": ["N", "E", "S", "W"], "not": {"anyOf": [{"required": ["NS"]}, {"required": ["EW"]}]}}
-    teams = {"required": ["NS", "EW"], "not": {"anyOf": [{"required": [s]} for s in "NESW"]}}
-
-    def keyed(shape: dict[str, Any]) -> dict[str, Any]:
-        result = {"properties": {"tricks": shape, "points": shape}}
-        return {
-            "properties": {
-                "final_score": shape,
-                "deals": {"items": {"properties": {"result": result}}},
-            }
-        }
-
-    has = {"required": ["options"], "properties": {"options": {"contains": {"const": "no_partnerships"}}}}
-    out: list[dict[str, Any]] = [{"if": has, "then": keyed(seats), "else": keyed(teams)}]
-    if short_deck_limit is not None:
-        short = {"required": ["options"], "properties": {"options": {"contains": {"const": "short_deck"}}}}
-        number = {"properties": {"deals": {"items": {"properties": {"number": {"maximum": short_deck_limit}}}}}}
-        out.append({"if": short, "then": number})
+def _option_conditions(name: str) -> list[dict[str, Any]]:
+    """``if``/``then`` on ``options``: the side keys an option changes, then the deal numbers it limits."""
+    variants = [r for r in all_rulesets() if r.name == name]
+    plain = find_ruleset(name)
+    most = max(r.scored_deals for r in variants)
+    out: list[dict[str, Any]] = []
+    for option in plain.known_options:
+        keys = find_ruleset(name, (option,)).sides
+        if keys != plain.sides:
+            then, other = _keyed(keys, plain.sides), _keyed(plain.sides, keys)
+            out.append({"if": _has(option), "then": then, "else": other})
+    for option in plain.known_options:
+        limit = max(r.scored_deals for r in variants if option in r.options)
+        if limit < most:
+            number = {"properties": {"deals": {"items": {"properties": {"number": {"maximum": limit}}}}}}
+            out.append({"if": _has(option), "then": number})
     return out
+
+
+def _has(option: str) -> dict[str, Any]:
+    return {"required": ["options"], "properties": {"options": {"contains": {"const": option}}}}
+
+
+def _keyed(keys: tuple[str, ...], others: tuple[str, ...]) -> dict[str, Any]:
+    """Results and the final score keyed by ``keys``, none of ``others``."""
+    shape = {"required": list(keys), "not": {"anyOf": [{"required": [k]} for k in others]}}
+    result = {"properties": {"tricks": shape, "points": shape}}
+    return {"properties": {"final_score": shape, "deals": {"items": {"properties": {"result": result}}}}}
 
 
 #: The fast path's names, re-exported for the callers that import them from here.

@@ -417,6 +417,15 @@ def _scores(data: Any) -> tuple[int, int] | None:
         return None
 
 
+def read_entry(line: str) -> dict[str, Any] | None:
+    """A transcript line's ``{"event", "data", "at"}`` object; ``None`` when the line is not one."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) and "event" in entry else None
+
+
 def transcribe(lines: Any) -> list[Written]:
     """Every game of a transcript (an iterable of text lines), as far as each was seen whole.
 
@@ -428,11 +437,8 @@ def transcribe(lines: Any) -> list[Written]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            entry = None
-        if not isinstance(entry, dict) or "event" not in entry:
+        entry = read_entry(line)
+        if entry is None:
             t.cut(f"line {number} is not an event {{event, data}}")
             continue
         at = entry.get("at")

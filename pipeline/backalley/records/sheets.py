@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from backalley.cards import SEATS
 from backalley.records.sources import BOM, HUGE_INT, MAX_INT_DIGITS, Item
-from backalley.rules import RulesetError, find_ruleset
+from backalley.rules import PLAIN, RulesetError, find_ruleset
 
 #: The columns a score sheet may have (docs/sheets.md, "The sheet as CSV").
 COLUMNS = (
@@ -284,7 +284,7 @@ def _game_fields(sheet: Sheet, rows: list[_Row]) -> None:
                 )
             )
     cells = rows[0].cells
-    rec["ruleset"] = cells.get("ruleset") or "standard"
+    rec["ruleset"] = cells.get("ruleset") or PLAIN.name  # (no ruleset named: format 1's)
     if cells.get("options"):
         rec["options"] = [o.strip() for o in cells["options"].split("+")]
     for name in ("played_at", "event"):
@@ -447,7 +447,7 @@ def _sides(rec: dict[str, Any]) -> tuple[str, ...]:
     try:
         rules = find_ruleset(rec.get("ruleset", ""), tuple(rec.get("options", ())))
     except RulesetError:
-        rules = find_ruleset("standard", ())
+        rules = PLAIN
     return tuple(rules.sides[rules.side_of[seat]] for seat in range(4))
 
 
@@ -466,7 +466,7 @@ def sheet_csv(record: dict[str, Any]) -> str:
     sides = _sides(record)
     players = record["players"]
     game = [
-        record.get("ruleset", "standard"),
+        record.get("ruleset", PLAIN.name),
         "+".join(record.get("options", ())),
         record.get("played_at", ""),
         record.get("event", ""),

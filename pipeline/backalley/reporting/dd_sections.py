@@ -24,7 +24,7 @@ from backalley.reporting.cells import (
     table,
     variant,
 )
-from backalley.reporting.metrics import Metrics, mean_interval
+from backalley.reporting.metrics import PLAIN, Metrics, mean_interval
 
 # ---------------------------------------------------------------- double-dummy figures
 
@@ -187,7 +187,7 @@ def dd_coverage(m: Metrics, ruleset: str, options: str) -> pl.DataFrame:
 
 def dd_sections(m: Metrics, linked: Mapping[str, str], player: str | None = None) -> list[Block]:
     """Bid vs makeable and play accuracy: everyone's by hand size and each player's (index), or one player's."""
-    cov = dd_coverage(m, "standard", "")
+    cov = dd_coverage(m, *PLAIN)
     if player is None:
         frames = DDFrames(m.pop_dd_bids, m.pop_dd_plays, _overall(m.dd_bids), _overall(m.dd_plays), cov)
     else:

@@ -57,7 +57,7 @@ from backalley.reporting.cells import (
 )
 from backalley.reporting.dd_sections import dd_sections, ruleset_dd_sections
 from backalley.reporting.luck import luck_sections
-from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
+from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, is_plain, wilson
 
 # ---------------------------------------------------------------- file names
 
@@ -216,7 +216,7 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
     if m.analysed:
         b += dd_sections(m, linked)
     for r in m.rulesets.iter_rows(named=True):
-        if (r["ruleset"], r["options"]) != ("standard", ""):
+        if not is_plain(r["ruleset"], r["options"]):
             b += ruleset_section(m, r["ruleset"], r["options"], linked)
     b += luck_sections(m, linked)
     b += _quality_section(m, linked)
@@ -711,13 +711,6 @@ STANDARD_NOTE = (
     "Leaderboard, bidding and partnerships: plain standard games only."
     " Every other ruleset, and standard with house options, has its own section below."
 )
-#: What each house option changes, shown beside a section's title.
-OPTION_NOTES = {
-    "no_jokers": "no jokers (52 cards; 40 with short_deck)",
-    "short_deck": "no 2s, 3s and 4s (hands of at most 10 cards)",
-    "spades_trump": "spades always trump",
-    "no_partnerships": "no partnerships: each seat is a side, 'team' figures are the player's own",
-}
 
 
 def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
@@ -725,7 +718,7 @@ def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     rows = []
     for r in m.rulesets.iter_rows(named=True):
         label = ruleset_label(r["ruleset"], r["options"])
-        plain = (r["ruleset"], r["options"]) == ("standard", "")
+        plain = is_plain(r["ruleset"], r["options"])
         target = "leaderboard" if plain else ruleset_anchor(r["ruleset"], r["options"])
         cell = Markup(f'<a href="#{esc(target)}">{esc(label)}</a>') if r["deals"] else esc(label)
         rows.append([cell, fmt_int(r["games"]), fmt_int(r["valid_games"]), fmt_int(r["players"]), fmt_int(r["deals"])])
@@ -736,10 +729,13 @@ def rulesets_section(m: Metrics, linked: Mapping[str, str]) -> list[Block]:
     ]
 
 
-def _options_note(options: str) -> list[Block]:
+def _options_note(ruleset: str, options: str) -> list[Block]:
+    """What each house option changes (the ruleset's :attr:`~backalley.rules.Ruleset.option_notes`)."""
     if not options:
         return []
-    notes = "; ".join(OPTION_NOTES.get(o, o) for o in options.split(","))
+    cls = ruleset_kind(ruleset)
+    said = dict(zip(cls.known_options, cls.option_notes, strict=True))
+    notes = "; ".join(said.get(o, o) for o in options.split(","))
     return [note(f"House options: {notes}.")]
 
 
@@ -804,7 +800,7 @@ def ruleset_section(m: Metrics, ruleset: str, options: str, linked: Mapping[str,
     """One ruleset (with its options): every player's figures, and the ruleset's own tables."""
     label = ruleset_label(ruleset, options)
     b: list[Block] = [Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options))]
-    b += _options_note(options)
+    b += _options_note(ruleset, options)
     players = variant(m.ruleset_players, ruleset, options)
     b += [Note(RATE_HOW, how=True), Note(LEGEND, how=True)]
     fields = rate_fields(players)
@@ -827,11 +823,11 @@ def player_ruleset_sections(m: Metrics, player: str, linked: Mapping[str, str]) 
     b: list[Block] = []
     for r in mine.iter_rows(named=True):
         ruleset, options = r["ruleset"], r["options"]
-        if (ruleset, options) == ("standard", ""):
+        if is_plain(ruleset, options):
             continue
         label = ruleset_label(ruleset, options)
         b.append(Heading(f"Ruleset {label}", ruleset_anchor(ruleset, options)))
-        b += _options_note(options)
+        b += _options_note(ruleset, options)
         fields = rate_fields(variant(m.ruleset_players, ruleset, options))
         b += [Note(LEGEND, how=True), table(_player_headers(ruleset), [_player_cells(r, ruleset, fields)])]
         if ruleset_kind(ruleset).auction == "declarations":

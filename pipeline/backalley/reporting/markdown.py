@@ -15,7 +15,7 @@ from backalley.reporting.dd_sections import (
     dd_coverage,
     mean_text,
 )
-from backalley.reporting.metrics import Metrics
+from backalley.reporting.metrics import PLAIN, Metrics, is_plain
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -136,7 +136,7 @@ def _rulesets(m: Metrics, top: int) -> list[str]:
     ]
     for r in m.rulesets.iter_rows(named=True):
         name, options = r["ruleset"], r["options"]
-        if (name, options) == ("standard", "") or not r["deals"]:
+        if is_plain(name, options) or not r["deals"]:
             continue
         rows = m.ruleset_players.filter(
             (m.ruleset_players["ruleset"] == name) & (m.ruleset_players["options"] == options)
@@ -202,7 +202,7 @@ def _double_dummy(m: Metrics, top: int) -> list[str]:
         "",
         md(DD_MEANS),
         "",
-        *[md(b.text) + "\n" for b in coverage_note(dd_coverage(m, "standard", ""))],
+        *[md(b.text) + "\n" for b in coverage_note(dd_coverage(m, *PLAIN))],
         *_table(
             ["hand size", *DD_BID_HEADERS],
             ([size(r["hand_size"]), *_dd_bid_cells(r)] for r in m.pop_dd_bids.iter_rows(named=True)),

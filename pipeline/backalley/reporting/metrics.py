@@ -21,6 +21,7 @@ import polars as pl
 
 from backalley.analysis.ledger import luck_figures
 from backalley.reporting.scope import Period
+from backalley.rules import PLAIN as PLAIN_RULES
 from backalley.rules import RULESETS, Ruleset
 from backalley.store.database import StoreError, StoreLockedError, check_readable, connect, one_line
 
@@ -56,11 +57,35 @@ _PD_COLUMNS = (
 
 BOARD_LEVEL_NAMES = dict(enumerate(Ruleset.board_level_names, 1))
 
+
+def sql_in(column: str, values: list[str]) -> str:
+    """``(column IN ('a', 'b'))`` in SQL, or ``FALSE`` for no value."""
+    if not values:
+        return "FALSE"
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"({column} IN ({quoted}))"
+
+
+#: Plain ``standard`` (record format 1's dialect) as the store writes it: the report's main sections
+#: are about its games alone.
+PLAIN: tuple[str, str] = (PLAIN_RULES.name, ",".join(PLAIN_RULES.options))
+#: A stored row of plain ``standard``, in SQL.
+PLAIN_SQL = f"ruleset = '{PLAIN[0]}' AND options = '{PLAIN[1]}'"
+#: A stored row of a ruleset whose bidding is an auction of declarations (no number to bid exactly; an
+#: auction to win), in SQL.
+DECLARING_SQL = sql_in("ruleset", [n for n, cls in RULESETS.items() if cls.auction == "declarations"])
+
+
+def is_plain(ruleset: str | None, options: str) -> bool:
+    """Whether a stored ``ruleset`` and ``options`` are plain ``standard``'s."""
+    return (ruleset, options) == PLAIN
+
+
 #: Columns of ``player_deals`` that tell the rulesets apart (store schema 4); a database
 #: without them (the contract's minimal shape) holds plain ``standard`` games only.
 _RULESET_COLUMNS = {
-    "ruleset": "'standard'",
-    "options": "''",
+    "ruleset": f"'{PLAIN[0]}'",
+    "options": f"'{PLAIN[1]}'",
     "bid_multiplier": "NULL::INTEGER",
     "leads_first": "NULL::BOOLEAN",
     "rainbow": "NULL::BOOLEAN",
@@ -190,7 +215,7 @@ class Metrics:
     def plain_standard_only(self) -> bool:
         """Every game is plain ``standard`` (no options): the report is the one it was before rulesets."""
         r = self.rulesets
-        return r.height == 0 or (r.height == 1 and r["ruleset"][0] == "standard" and r["options"][0] == "")
+        return r.height == 0 or (r.height == 1 and is_plain(r["ruleset"][0], r["options"][0]))
 
     def of(self, table: str, player: str) -> pl.DataFrame:
         """The rows of ``table`` for one player (split once, then looked up)."""
@@ -315,7 +340,7 @@ def compute(
     # Plain standard games: a view, not a copy (copying a million rows of a large store took a seventh
     # of the whole computation; each query's filter on two columns costs a few milliseconds).
     con.execute("DROP VIEW IF EXISTS temp.pd")
-    con.execute("CREATE TEMP VIEW pd AS SELECT * FROM pda WHERE ruleset = 'standard' AND options = ''")
+    con.execute(f"CREATE TEMP VIEW pd AS SELECT * FROM pda WHERE {PLAIN_SQL}")
     con.execute("DROP TABLE IF EXISTS temp.g")
     g_extra = ", ".join(c if c in have_g else f"{_RULESET_COLUMNS[c]} AS {c}" for c in ("ruleset", "options"))
     con.execute(
@@ -570,7 +595,7 @@ def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
     and passes (pass = 0) where a pass is a bid of no tricks (not in ``pereulok``,
     where a side declares instead).
     """
-    rulesets = q("""
+    rulesets = q(f"""
         WITH d AS (
             SELECT ruleset, options, count(DISTINCT player)::BIGINT AS players, (count(*) // 4)::BIGINT AS deals
             FROM pda GROUP BY ALL
@@ -582,9 +607,9 @@ def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
         SELECT gg.ruleset, gg.options, gg.games, gg.valid_games,
                coalesce(d.players, 0)::BIGINT AS players, coalesce(d.deals, 0)::BIGINT AS deals
         FROM gg LEFT JOIN d ON d.ruleset IS NOT DISTINCT FROM gg.ruleset AND d.options = gg.options
-        ORDER BY gg.ruleset <> 'standard', gg.ruleset, gg.options
+        ORDER BY gg.ruleset <> '{PLAIN[0]}', gg.ruleset, gg.options
     """)
-    ruleset_players = q("""
+    ruleset_players = q(f"""
         WITH pgv AS (
             SELECT DISTINCT p.ruleset, p.options, p.player, p.game_id, g.winner = p.team AS won
             FROM pda p JOIN g USING (game_id)
@@ -601,9 +626,9 @@ def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
                    count(*) FILTER (WHERE bid_kind = 'board' AND team_made)::BIGINT AS boards_made,
                    count(*) FILTER (WHERE bid_kind = 'declaration')::BIGINT AS declarations,
                    count(*) FILTER (WHERE bid_kind = 'declaration' AND team_made)::BIGINT AS declarations_made,
-                   count(*) FILTER (WHERE ruleset = 'pereulok' AND leads_first)::BIGINT AS auctions_won,
+                   count(*) FILTER (WHERE {DECLARING_SQL} AND leads_first)::BIGINT AS auctions_won,
                    count(*) FILTER (WHERE rainbow)::BIGINT AS rainbows
-            FROM (SELECT *, bid_kind IN ('pass', 'number') AND ruleset <> 'pereulok' AS acc FROM pda)
+            FROM (SELECT *, bid_kind IN ('pass', 'number') AND NOT {DECLARING_SQL} AS acc FROM pda)
             GROUP BY ALL
         )
         SELECT d.player, d.ruleset, d.options, w.games, w.games_won, d.* EXCLUDE (player, ruleset, options)
@@ -620,10 +645,10 @@ def _ruleset_figures(q: Any) -> dict[str, pl.DataFrame]:
         FROM pda WHERE bid_kind = 'declaration' GROUP BY ALL
         ORDER BY player, ruleset, options, breakdown, value
     """)
-    bores = q("""
+    bores = q(f"""
         SELECT player, ruleset, options, board_level::INTEGER AS level, count(*)::BIGINT AS claimed,
                count(*) FILTER (WHERE team_made)::BIGINT AS made
-        FROM pda WHERE bid_kind = 'board' AND NOT (ruleset = 'standard' AND options = '')
+        FROM pda WHERE bid_kind = 'board' AND NOT ({PLAIN_SQL})
         GROUP BY ALL ORDER BY player, ruleset, options, level
     """)
     return {"rulesets": rulesets, "ruleset_players": ruleset_players, "declarations": declarations, "bores": bores}
@@ -700,7 +725,7 @@ def _dd_figures(con: duckdb.DuckDBPyConnection, q: Any) -> dict[str, pl.DataFram
     """
     # Everyone's contracts count once per side and deal (both partners' rows hold the same contract);
     # a board counts once per side that claimed it.
-    plain = "ruleset = 'standard' AND options = ''"
+    plain = PLAIN_SQL
     sides = """
         SELECT game_id, deal, team, any_value(hand_size) AS hand_size, any_value(contract_kind) AS contract_kind,
                any_value(contract) AS contract, any_value(dd) AS dd,

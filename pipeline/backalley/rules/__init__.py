@@ -84,6 +84,8 @@ def describe_rulesets() -> list[str]:
 
 
 STANDARD = find_ruleset("standard")
+#: The dialect of record format 1 (``standard`` without options), found by that property, not by name.
+PLAIN = next(r for r in all_rulesets() if r.format_version == 1)
 RULESET = STANDARD.name
 SCORED_DEALS = STANDARD.scored_deals
 #: Hand size of each standard deal number (index 0 unused): ``|k - 13| + 1``.
@@ -125,6 +127,7 @@ __all__ = [
     "BOARD",
     "HAND_SIZE",
     "PASS",
+    "PLAIN",
     "PLAYERS",
     "RULESET",
     "RULESETS",

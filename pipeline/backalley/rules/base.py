@@ -135,6 +135,8 @@ class Ruleset:
     known_options: ClassVar[tuple[str, ...]] = ()
     #: One line per option, for ``backalley rulesets``.
     option_help: ClassVar[tuple[str, ...]] = ()
+    #: A few words per option, beside a report section's title.
+    option_notes: ClassVar[tuple[str, ...]] = ()
     #: One line about the ruleset.
     summary: ClassVar[str] = ""
     #: How a deal is scored, in a sentence or two (the footnote of a printed score sheet).

@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from backalley.cards import BJ, NO_TRUMP, SPADES
 from backalley.rules.base import FREE, HIGHEST_TRUMP, LOWEST_TRUMP, PASS, PLAYERS, Bid, Contract, Contracts, Ruleset
-from backalley.rules.standard import OPTION_HELP, OPTIONS, deck_of, set_sides
+from backalley.rules.standard import OPTION_HELP, OPTION_NOTES, OPTIONS, deck_of, set_sides
 
 #: Every seat may lead trump at any time (docs/rules.md §14.2, "Play").
 ALL_SEATS = 0b1111
@@ -46,6 +46,7 @@ class Pereulok(Ruleset):
     )
     known_options: ClassVar[tuple[str, ...]] = OPTIONS
     option_help: ClassVar[tuple[str, ...]] = OPTION_HELP
+    option_notes: ClassVar[tuple[str, ...]] = OPTION_NOTES
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         super().__init__(options)

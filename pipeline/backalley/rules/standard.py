@@ -21,6 +21,12 @@ OPTION_HELP = (
     "spades are always trump: nothing is turned or named",
     "no partnerships: each seat is a side of its own",
 )
+OPTION_NOTES = (
+    "no jokers (52 cards; 40 with short_deck)",
+    "no 2s, 3s and 4s (hands of at most 10 cards)",
+    "spades always trump",
+    "no partnerships: each seat is a side, 'team' figures are the player's own",
+)
 #: The cards ``short_deck`` removes: the 2s, 3s and 4s of every suit.
 LOW_CARDS = sum(0b111 << (13 * s) for s in range(4))
 
@@ -54,6 +60,7 @@ class Standard(Ruleset):
     )
     known_options: ClassVar[tuple[str, ...]] = OPTIONS
     option_help: ClassVar[tuple[str, ...]] = OPTION_HELP
+    option_notes: ClassVar[tuple[str, ...]] = OPTION_NOTES
 
     def __init__(self, options: tuple[str, ...] = ()) -> None:
         super().__init__(options)

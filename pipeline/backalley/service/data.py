@@ -19,6 +19,7 @@ import orjson
 
 from backalley.cards import SEATS
 from backalley.records.sources import dumps, parse
+from backalley.rules import PLAIN
 from backalley.store.outcomes import GameFigures, among_ids, games_figures, page_sides
 
 if TYPE_CHECKING:  # only for annotations: the workers compute pages without a database
@@ -378,7 +379,7 @@ def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | N
     """A player's figures (the ``player_summary`` view) and games; ``None`` for an unknown player."""
     summary = _rows(  # one row per ruleset and options: plain standard's first
         cur,
-        "SELECT * FROM player_summary WHERE player = ? ORDER BY ruleset <> 'standard', options <> '', ruleset, options",
+        f"SELECT * FROM player_summary WHERE player = ? ORDER BY ruleset <> '{PLAIN.name}', options <> '', ruleset, options",
         [player_id],
     )
     games = _rows(

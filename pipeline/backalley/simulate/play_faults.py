@@ -4,13 +4,33 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from backalley.cards import BJ, CARD_NAMES, CARD_SUIT, LJ, NO_TRUMP, SEATS
 from backalley.rules import STANDARD, Ruleset
 from backalley.rules.base import FREE
-from backalley.simulate.deal_view import Play, after_swap, played_deals, swap_cards, view
+from backalley.simulate.deal_view import DealView, Play, after_swap, played_deals, swap_cards, view
 from backalley.simulate.games import Record
+
+#: Two plays to swap: ``(deal index, a play, a later play of the same seat)``.
+Spot = tuple[int, Play, Play]
+
+
+def _swap_one(rec: Record, rng: random.Random, spots: list[Spot]) -> Record | None:
+    """``rec`` with the two plays of one of ``spots`` swapped (chosen by ``rng``); ``None`` when there is none."""
+    if not spots:
+        return None
+    i, p, q = rng.choice(spots)
+    swap_cards(rec, i, p, q)
+    return rec
+
+
+def _trump_views(rec: Record, rules: Ruleset) -> Iterator[tuple[int, DealView, tuple[bool, ...]]]:
+    """Every played deal with a trump suit: its index, its view, and whether each card is a trump."""
+    for i in played_deals(rec):
+        v = view(rec["deals"][i], i, rules)
+        if v.trump != NO_TRUMP:
+            yield i, v, rules.tables.is_trump[v.trump]
 
 
 def _fault_trick_count(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
@@ -56,7 +76,7 @@ def _fault_not_in_hand(rec: Record, rng: random.Random, rules: Ruleset = STANDAR
 
 
 def _fault_revoke(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
-    spots: list[tuple[int, Play, Play]] = []
+    spots: list[Spot] = []
     for i in played_deals(rec):
         d = rec["deals"][i]
         v = view(d, i, rules)
@@ -73,42 +93,24 @@ def _fault_revoke(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) ->
             for q in v.later(p.seat, p.trick):
                 if eff[q.card] != eff[led]:
                     spots.append((i, p, q))
-    if not spots:
-        return None
-    i, p, q = rng.choice(spots)
-    swap_cards(rec, i, p, q)
-    return rec
+    return _swap_one(rec, rng, spots)
 
 
 def _fault_trump_lead(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
-    spots: list[tuple[int, Play, Play]] = []
-    for i in played_deals(rec):
-        d = rec["deals"][i]
-        v = view(d, i, rules)
-        if v.trump == NO_TRUMP:
-            continue
-        is_trump = rules.tables.is_trump[v.trump]
+    spots: list[Spot] = []
+    for i, v, is_trump in _trump_views(rec, rules):
         for p in v.plays:
             if p.pos or v.broken_before[p.trick] or v.lead_exempt >> p.seat & 1 or is_trump[p.card]:
                 continue
             for q in v.later(p.seat, p.trick):
                 if is_trump[q.card]:
                     spots.append((i, p, q))
-    if not spots:
-        return None
-    i, p, q = rng.choice(spots)
-    swap_cards(rec, i, p, q)
-    return rec
+    return _swap_one(rec, rng, spots)
 
 
 def _fault_blooper(rec: Record, rng: random.Random, joker: int, rules: Ruleset = STANDARD) -> Record | None:
-    spots: list[tuple[int, Play, Play]] = []
-    for i in played_deals(rec):
-        d = rec["deals"][i]
-        v = view(d, i, rules)
-        if v.trump == NO_TRUMP:
-            continue
-        is_trump = rules.tables.is_trump[v.trump]
+    spots: list[Spot] = []
+    for i, v, is_trump in _trump_views(rec, rules):
         led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
         for p in v.plays:
             if p.pos == 0 or led_by[p.trick] != joker or not is_trump[p.card]:
@@ -117,30 +119,19 @@ def _fault_blooper(rec: Record, rng: random.Random, joker: int, rules: Ruleset =
                 continue  # (bab-online: the Big Blooper leader's partner only follows suit)
             for q in v.later(p.seat, p.trick):
                 spots.append((i, p, q))
-    if not spots:
-        return None
-    i, p, q = rng.choice(spots)
-    swap_cards(rec, i, p, q)
-    return rec
+    return _swap_one(rec, rng, spots)
 
 
 def _fault_lowest_trump(rec: Record, rng: random.Random, rules: Ruleset = STANDARD) -> Record | None:
     """After the lowest trump was led, a follower keeps their lowest trump for later."""
-    spots: list[tuple[int, Play, Play]] = []
-    for i in played_deals(rec):
-        v = view(rec["deals"][i], i, rules)
-        if v.trump == NO_TRUMP:
-            continue
+    spots: list[Spot] = []
+    for i, v, is_trump in _trump_views(rec, rules):
         led_by = {p.trick: p.card for p in v.plays if p.pos == 0}
         for p in v.plays:
             led = led_by[p.trick]
-            if p.pos and rules.follow_fault(led, v.trump, p.pos) == "LOWEST_TRUMP" and rules.is_trump(p.card, v.trump):
+            if p.pos and rules.follow_fault(led, v.trump, p.pos) == "LOWEST_TRUMP" and is_trump[p.card]:
                 spots += [(i, p, q) for q in v.later(p.seat, p.trick)]
-    if not spots:
-        return None
-    i, p, q = rng.choice(spots)
-    swap_cards(rec, i, p, q)
-    return rec
+    return _swap_one(rec, rng, spots)
 
 
 INJECTORS: dict[str, Callable[[Record, random.Random, Ruleset], Record | None]] = {

@@ -6,7 +6,7 @@ import orjson
 
 from backalley.cards import CARD_INDEX, SEATS, mask_of
 from backalley.replay import SHEET_TRUMP, replay
-from backalley.rules import Ruleset, find_ruleset
+from backalley.rules import PLAIN, Ruleset, find_ruleset
 from backalley.simulate.games import Record, dumps
 
 #: The faults a score sheet can show (it holds no cards): what ``simulate --sheet`` injects.
@@ -32,7 +32,7 @@ def as_sheet(record: Record) -> Record:
     each player's tricks counted from the cards (the replay's trick winners), the trump, the
     seats dealt a rainbow, and the result as recorded.  ``record`` must fit the format."""
     r = replay(record)
-    rules = find_ruleset(record.get("ruleset", "standard"), tuple(record.get("options", ())))
+    rules = find_ruleset(record.get("ruleset", PLAIN.name), tuple(record.get("options", ())))
     head = {k: v for k, v in record.items() if k not in ("format_version", "deals")}
     out: Record = {"format_version": 2, "sheet": True, **head, "deals": []}
     for deal, outcome in zip(record["deals"], r.deals, strict=True):
