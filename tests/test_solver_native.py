@@ -16,8 +16,8 @@ import pytest
 
 from backalley import rules
 from backalley.analysis.dd import NS, PlayedDeal, solve_deal
-from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
-from backalley.cards import cards_of
+from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
+from backalley.cards import cards_of, parse_card
 from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
 
 pytestmark = pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
@@ -72,6 +72,23 @@ def test_c_with_each_pruning_off_up_to_seven_cards(pruning: object) -> None:
         full = DealSolver(st.hands, leader, solver_rules, side, native=False)
         reduced = DealSolver(st.hands, leader, solver_rules, side, pruning, native=True)  # type: ignore[arg-type]
         assert reduced.value() == full.value()
+
+
+def test_c_transposition_keeps_the_winners_run_of_equal_cards() -> None:
+    """A lead stands for its run of equal cards: the run below a trick's winner is relevant to the entry.
+
+    Here South holds the top two trumps (KD AD) at one trick boundary; the search proves East a trick
+    there leading the AD, which also stands for the KD.  At a later boundary South holds KD and 3D, with
+    the same cards per hand and suit and the same holders of each suit's top card: the entry must not
+    serve it (leading the 3D loses to West's 7D, and East takes no trick).  An entry that pinned only
+    the cards from the winner up did serve it, and gave 1.
+    """
+    names = [["7H", "6D", "2C", "JC"], ["TS", "5H", "JH", "KC"], ["TH", "3D", "KD", "AD"], ["6H", "7D", "3C", "6C"]]
+    hands = [sum(1 << parse_card(c) for c in hand) for hand in names]
+    solver_rules = SolverRules(2, 0b0111)  # diamonds trump; North, East and South may lead it unbroken
+    python = DealSolver(hands, 3, solver_rules, 0b0010, native=False)
+    for pruning in (ALL_PRUNING, Pruning(quick_tricks=False)):
+        assert DealSolver(hands, 3, solver_rules, 0b0010, pruning, native=True).value() == python.value() == 0
 
 
 def test_c_legal_moves_and_winners_are_the_rulesets() -> None:
