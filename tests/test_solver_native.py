@@ -75,13 +75,12 @@ def test_c_with_each_pruning_off_up_to_seven_cards(pruning: object) -> None:
 
 
 def test_c_transposition_keeps_the_winners_run_of_equal_cards() -> None:
-    """A lead stands for its run of equal cards: the run below a trick's winner is relevant to the entry.
+    """A move stands for its run of equal cards: the run below a trick's winner is relevant to the entry.
 
-    Here South holds the top two trumps (KD AD) at one trick boundary; the search proves East a trick
-    there leading the AD, which also stands for the KD.  At a later boundary South holds KD and 3D, with
-    the same cards per hand and suit and the same holders of each suit's top card: the entry must not
-    serve it (leading the 3D loses to West's 7D, and East takes no trick).  An entry that pinned only
-    the cards from the winner up did serve it, and gave 1.
+    After one trick South holds TH KD AD (trumps: the AD stands for the KD below it); after another,
+    TH 3D KD, with the same cards per hand and suit and the same holder of each suit's top card.  An
+    entry that pinned only a trick's winner and the cards above it, stored for the first, served the
+    second, and East got a trick it cannot take.
     """
     names = [["7H", "6D", "2C", "JC"], ["TS", "5H", "JH", "KC"], ["TH", "3D", "KD", "AD"], ["6H", "7D", "3C", "6C"]]
     hands = [sum(1 << parse_card(c) for c in hand) for hand in names]
