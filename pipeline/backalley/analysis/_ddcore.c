@@ -499,6 +499,17 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
 
 static int node(Core *s, int target, Rel *rel);
 
+/* The lowest card of the run below `c` (adjacent among `present`) that `c`'s holder holds: every card
+ * the equivalence of moves may have let `c` stand for. */
+static int run_end(const Core *s, int c, uint64_t present) {
+    uint64_t suit = s->suit[c];
+    for (;;) {
+        uint64_t below = present & suit & ((1ULL << c) - 1);
+        if (!below || s->owner[top_bit(below)] != s->owner[c]) return c;
+        c = top_bit(below);
+    }
+}
+
 static int child(Core *s, int seat, int card, int target, Rel *rel) {
     uint64_t bit = 1ULL << card;
     int g = s->gidx[card];
@@ -531,7 +542,9 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         s->broken = broken;
         s->ntrick = 4;
         /* Relevance in the trick's terms: the same cards (the trick's cards close back in), and when
-         * the winner beat a card of its group by rank, every card down to the highest one it beat. */
+         * the winner beat a card of its group by rank, the winner, the cards above it and the run of its
+         * holder's cards just below it (the moves it stood for): whatever the other cards of its group,
+         * the same play wins the same trick.  (Down to the card it beat is more than that needs.) */
         memset(rel, 0, sizeof *rel);
         for (int g = 0; g < s->ngroups; g++) {
             uint64_t m = s->remaining & s->groups[g];
@@ -541,7 +554,7 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         int beaten = -1;
         for (int i = 0; i < 4; i++)
             if (i != wpos && s->gidx[saved[i]] == s->gidx[w] && saved[i] > beaten) beaten = saved[i];
-        if (beaten >= 0) rel_cover(s, rel, beaten, present);
+        if (beaten >= 0) rel_cover(s, rel, run_end(s, w, present), present);
     }
     s->ntrick--;
     s->hands[seat] ^= bit;
