@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import random
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -12,15 +14,20 @@ from typer.testing import CliRunner
 from backalley.analysis.ratings import (
     MIN_PARTNERS,
     PROVISIONAL_SIGMA,
+    RATING_COLUMNS,
     Result,
     pair_name,
     ratings_of,
     read_results,
     store_ratings,
+    stored_ratings,
 )
 from backalley.cli.app import app
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
+from backalley.store.database import Store
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 runner = CliRunner()
 #: Hidden skills of a population: each side's score is its players' skills plus noise.
@@ -114,3 +121,72 @@ def test_cli_prints_the_ratings(db: Path, tmp_path: Path) -> None:
     assert "standard+no_partnerships: players" in result.output
     missing = runner.invoke(app, ["ratings", "--db", str(tmp_path / "none.duckdb")])
     assert missing.exit_code == 2 and "no database at" in missing.output
+
+
+def _table(db: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings ORDER BY ALL").fetchall()
+
+
+def _fitted(db: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return sorted(tuple(getattr(r, c) for c in RATING_COLUMNS) for r in store_ratings(con))
+
+
+def test_ingest_stores_the_ratings(db: Path) -> None:
+    rows = _table(db)
+    assert rows and rows == _fitted(db)
+    kinds = {(r[1], r[2]) for r in rows}
+    assert kinds == {("", "pair"), ("", "player"), ("no_partnerships", "player")}
+    pairs = [r for r in rows if r[2] == "pair"]
+    assert all(r[3] == pair_name(tuple(str(r[3]).split(" & "))) and r[8] == 0 for r in pairs)
+    assert all(r[7] == (float(str(r[5])) > PROVISIONAL_SIGMA) for r in rows)
+
+
+def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE ratings SET mu = 99")
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(2, seed=7, players=6)), encoding="utf-8")
+    same = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
+    assert same.exit_code == 0 and "ratings refreshed: " in same.output
+    assert _table(copy) == _fitted(copy) and all(r[4] != 99 for r in _table(copy))
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE ratings SET mu = 99")
+    again = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # duplicates only: kept
+    assert again.exit_code == 0 and "ratings refreshed" not in again.output
+    assert {r[4] for r in _table(copy)} == {99}
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+    runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # none stored: filled
+    assert _table(copy) == _fitted(copy)
+
+
+def test_the_ratings_command_refreshes_the_table(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+    assert runner.invoke(app, ["ratings", "--db", str(copy)]).exit_code == 0
+    assert _table(copy) == _table(db)
+
+
+def test_a_version_8_store_gains_an_empty_ratings_table_filled_at_the_next_refresh(tmp_path: Path) -> None:
+    db = tmp_path / "v8.duckdb"
+    with gzip.open(FIXTURES / "store-v8.duckdb.gz", "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with duckdb.connect(str(db), read_only=True) as con:
+        before = con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall()
+    with Store.open(db) as s:
+        assert s.schema_version() == 9
+        assert s.con.execute("SELECT count(*) FROM ratings").fetchall() == [(0,)]
+        assert (
+            s.con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall() == before
+        )
+        assert stored_ratings(s.con) == []
+    result = runner.invoke(app, ["ratings", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    rows = _table(db)
+    assert rows == _fitted(db) and {r[0] for r in rows} == {"standard", "pereulok", "bab-online"}

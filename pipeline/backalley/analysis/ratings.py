@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 import trueskillthroughtime as ttt  # type: ignore[import-untyped]
 
-from backalley.store.database import StoreError, connect, one_line
+from backalley.store.database import Store, StoreError, one_line
 
 #: A rating with a σ above this is provisional (the prior's σ is :data:`PRIOR_SIGMA`).
 PROVISIONAL_SIGMA = 2.0
@@ -171,6 +171,52 @@ def store_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
     return out
 
 
+#: The ``ratings`` table's columns (schema version 9), in :class:`Rating`'s order.
+RATING_COLUMNS = ("ruleset", "options", "kind", "subject", "mu", "sigma", "games", "provisional", "partners")
+
+
+def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating]) -> None:
+    """Replace the ``ratings`` table's rows by ``rows`` (one transaction: a reader sees the old or the new)."""
+    con.begin()
+    try:
+        con.execute("DELETE FROM ratings")
+        if rows:
+            values = [tuple(getattr(r, c) for c in RATING_COLUMNS) for r in rows]
+            con.executemany(f"INSERT INTO ratings VALUES ({', '.join('?' * len(RATING_COLUMNS))})", values)
+    except BaseException:
+        con.rollback()
+        raise
+    con.commit()
+
+
+def refresh_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
+    """Fit every ruleset's and options' ratings from the store on ``con`` (open for writing) and store them."""
+    rows = store_ratings(con)
+    write_ratings(con, rows)
+    return rows
+
+
+def refresh_after_ingest(con: duckdb.DuckDBPyConnection, changed: bool) -> list[Rating] | None:
+    """After an ingest: refresh the ratings when it ``changed`` the games or none are stored yet (a store just
+    migrated to version 9); ``None`` when they were left as they were."""
+    if not changed and con.execute("SELECT count(*) FROM ratings").fetchall()[0][0]:
+        return None
+    return refresh_ratings(con)
+
+
+def stored_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
+    """The ``ratings`` table's rows (empty when the store has none, or no such table)."""
+    have = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'main' AND table_name = 'ratings'"
+    ).fetchall()
+    if not have[0][0]:
+        return []
+    sql = (
+        f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings ORDER BY ruleset, options, kind, mu - 3 * sigma DESC, subject"
+    )
+    return [Rating(*row) for row in con.execute(sql).fetchall()]
+
+
 def rating_text(r: Rating) -> str:
     """``μ 3.20 ± σ 1.10, conservative −0.10`` (``?`` after a provisional one)."""
     mark = " ?" if r.provisional else ""
@@ -184,14 +230,22 @@ def _line(r: Rating) -> str:
 
 
 def ratings_lines(db: Path) -> list[str]:
-    """``backalley ratings``: every ruleset's pairs and players, best conservative rating first."""
+    """``backalley ratings``: refresh the store's ``ratings`` and list every ruleset's pairs and players, best
+    conservative rating first."""
     if not db.is_file():
         raise RatingError(f"no database at {db}")
     try:
-        with connect(db, read_only=True) as con:
-            rows = store_ratings(con)
-    except (StoreError, duckdb.Error) as exc:
+        with Store.open(db) as store:
+            rows = refresh_ratings(store.con)
+    except StoreError as exc:
+        raise RatingError(str(exc)) from None
+    except duckdb.Error as exc:
         raise RatingError(f"{db}: {one_line(exc)}") from None
+    return rating_lines(rows)
+
+
+def rating_lines(rows: list[Rating]) -> list[str]:
+    """The ratings as ``backalley ratings`` prints them: a heading per ruleset, options and kind."""
     lines: list[str] = []
     seen: tuple[str, str, str] | None = None
     for r in rows:
@@ -206,14 +260,20 @@ def ratings_lines(db: Path) -> list[str]:
 __all__ = [
     "MIN_PARTNERS",
     "PROVISIONAL_SIGMA",
+    "RATING_COLUMNS",
     "Rating",
     "RatingError",
     "Result",
     "fit",
     "pair_name",
+    "rating_lines",
     "rating_text",
     "ratings_lines",
     "ratings_of",
     "read_results",
+    "refresh_after_ingest",
+    "refresh_ratings",
     "store_ratings",
+    "stored_ratings",
+    "write_ratings",
 ]

@@ -571,6 +571,7 @@ def ingest(
                 memory_limit=memory_limit,
                 max_record_bytes=limit,
             )
+            _refresh_ratings(store, bool(run.inserted or run.replaced))
     except StoreError as exc:
         raise fail(str(exc)) from None
     except WorkerDied as exc:
@@ -579,6 +580,23 @@ def ingest(
         raise fail(f"no records in {', '.join(paths)} (only blank lines)")
     print_run(run, json_out)
     raise typer.Exit(0 if run.clean else 1)
+
+
+def _refresh_ratings(store: "Store", changed: bool) -> None:
+    """After an ingest: the ratings refreshed (docs/metrics.md, "Ratings"), or a note on stderr saying why not."""
+    import duckdb
+
+    from backalley.analysis.ratings import RatingError, refresh_after_ingest
+    from backalley.store.database import one_line
+
+    try:
+        rows = refresh_after_ingest(store.con, changed)
+    except (RatingError, duckdb.Error) as exc:
+        note(f"ratings not refreshed: {one_line(exc)}")
+        return
+    if rows is not None:
+        pairs = sum(r.kind == "pair" for r in rows)
+        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players")
 
 
 def print_run(run: "RunSummary", json_out: bool) -> None:
