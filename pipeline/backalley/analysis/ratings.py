@@ -40,7 +40,7 @@ EPSILON = 1e-3
 
 _GAMES_SQL = """
 SELECT g.game_id, g.ruleset, g.options, g.played_at::DATE AS day, g.player_n, g.player_e, g.player_s, g.player_w,
-       list(s.side ORDER BY s.side) AS sides, list(s.score ORDER BY s.side) AS scores
+       list(s.side ORDER BY s.side) AS sides, list(s.score ORDER BY s.side) AS scores, g.scored_deals
 FROM games g JOIN game_sides s ON s.game_id = g.game_id
 WHERE g.valid AND g.complete AND s.score IS NOT NULL
 GROUP BY ALL
@@ -59,6 +59,8 @@ class Result:
     teams: tuple[tuple[str, ...], ...]
     scores: tuple[float, ...]
     day: int | None
+    #: The game's scored deals (0 when not known): a side's points per deal is its score over them.
+    deals: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +94,16 @@ def read_results(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[R
     """Every valid, complete game's result, per ruleset and options, in the order played."""
     out: dict[tuple[str, str], list[Result]] = defaultdict(list)
     for _, ruleset, options, day, *rest in con.execute(_GAMES_SQL).fetchall():
-        names, sides, scores = rest[:4], rest[4], rest[5]
+        names, sides, scores, deals = rest[:4], rest[4], rest[5], rest[6]
         if any(s not in _SEAT_SIDE for s in sides) or any(n is None for n in names):
             raise RatingError(f"a game of {ruleset} has a side or player the ratings cannot read")
         teams = tuple(tuple(str(names[k]) for k in _SEAT_SIDE[s]) for s in sides)
-        out[ruleset, options].append(Result(teams, tuple(float(x) for x in scores), day.toordinal() if day else None))
+        when = day.toordinal() if day else None
+        out[ruleset, options].append(Result(teams, tuple(float(x) for x in scores), when, int(deals or 0)))
     return dict(out)
 
 
-def _times(results: list[Result]) -> list[int]:
+def times(results: list[Result]) -> list[int]:
     """Each game's day, a missing one taking the day before it (0 before any)."""
     times, last = [], 0
     for r in results:
@@ -125,7 +128,7 @@ def fit(results: list[Result], pairs: bool) -> dict[str, tuple[float, float]]:
     history = ttt.History(
         composition,
         results=[list(r.scores) for r in results],
-        times=_times(results),
+        times=times(results),
         mu=PRIOR_MU,
         sigma=PRIOR_SIGMA,
         beta=BETA,
@@ -151,11 +154,18 @@ def _counts(results: list[Result], pairs: bool) -> tuple[dict[str, int], dict[st
     return games, partners
 
 
+def kinds(results: list[Result]) -> tuple[tuple[str, bool], ...]:
+    """The kinds of rating the games give, each with whether partnerships are its units: pairs and players
+    when every side is a partnership, else players only."""
+    if results and all(len(t) == 2 for r in results for t in r.teams):
+        return (("pair", True), ("player", False))
+    return (("player", False),)
+
+
 def ratings_of(ruleset: str, options: str, results: list[Result]) -> list[Rating]:
     """Pairs (when the games have partnerships) and players of one ruleset and options, best conservative first."""
     out: list[Rating] = []
-    kinds = (("pair", True), ("player", False)) if all(len(t) == 2 for r in results for t in r.teams) else ()
-    for kind, pairs in kinds or (("player", False),):
+    for kind, pairs in kinds(results):
         games, partners = _counts(results, pairs)
         for subject, (mu, sigma) in fit(results, pairs).items():
             n = len(partners.get(subject, ()))
@@ -265,6 +275,7 @@ __all__ = [
     "RatingError",
     "Result",
     "fit",
+    "kinds",
     "pair_name",
     "rating_lines",
     "rating_text",
@@ -275,5 +286,6 @@ __all__ = [
     "refresh_ratings",
     "store_ratings",
     "stored_ratings",
+    "times",
     "write_ratings",
 ]
