@@ -86,6 +86,24 @@ class Rating:
         """A pair always; a player of a partnership game with at least :data:`MIN_PARTNERS` partners."""
         return self.kind == "pair" or self.partners == 0 or self.partners >= MIN_PARTNERS
 
+    def as_dict(self) -> dict[str, Any]:
+        """The rating as the API gives it: μ, σ and μ − 3σ only where it is identifiable, else why not."""
+        shown = self.identifiable
+        return {
+            "ruleset": self.ruleset,
+            "options": self.options,
+            "kind": self.kind,
+            "subject": self.subject,
+            "mu": self.mu if shown else None,
+            "sigma": self.sigma if shown else None,
+            "conservative": self.conservative if shown else None,
+            "games": self.games,
+            "provisional": self.provisional,
+            "partners": self.partners,
+            "identifiable": shown,
+            "why_not": None if shown else f"{self.partners} distinct partners, {MIN_PARTNERS} needed",
+        }
+
 
 _SEAT_SIDE = {"NS": (0, 2), "EW": (1, 3), "N": (0,), "E": (1,), "S": (2,), "W": (3,)}
 
@@ -227,6 +245,16 @@ def stored_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
     return [Rating(*row) for row in con.execute(sql).fetchall()]
 
 
+def player_ratings(con: duckdb.DuckDBPyConnection, player: str) -> list[Rating]:
+    """The stored ratings of ``player``: their own and their partnerships', per ruleset and options."""
+    sql = (
+        f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE (kind = 'player' AND subject = $p)"
+        " OR (kind = 'pair' AND list_contains(string_split(subject, ' & '), $p))"
+        " ORDER BY ruleset <> 'standard', ruleset, options, kind DESC, mu - 3 * sigma DESC, subject"
+    )
+    return [Rating(*row) for row in con.execute(sql, {"p": player}).fetchall()]
+
+
 def rating_text(r: Rating) -> str:
     """``μ 3.20 ± σ 1.10, conservative −0.10`` (``?`` after a provisional one)."""
     mark = " ?" if r.provisional else ""
@@ -277,6 +305,7 @@ __all__ = [
     "fit",
     "kinds",
     "pair_name",
+    "player_ratings",
     "rating_lines",
     "rating_text",
     "ratings_lines",

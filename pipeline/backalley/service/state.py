@@ -1,6 +1,6 @@
 """The running service: the database's only writer, its reading cursors, upload jobs.
 
-Every write (an upload, a token) runs under one lock; uploads are stored by one
+Every write (an upload, a token, the ratings) runs under one lock; uploads are stored by one
 thread (:class:`~backalley.service.writer.Writer`) through the same ingest code
 as ``backalley ingest`` (:func:`backalley.store.ingest.ingest_items`): idempotent,
 atomic per transaction, conflicts kept in ``rejects``. Reads use cursors of the
@@ -28,6 +28,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
+from backalley.analysis.ratings import RatingError, store_ratings, write_ratings
 from backalley.records.sources import Item, dumps, parse
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
@@ -157,6 +158,8 @@ class Service:
         #: pages render the report's index then: :meth:`backalley.service.pages._ReportPages.prepare`).
         self.prepare_figures: Callable[[Metrics], None] | None = None
         self._refresher: threading.Thread | None = None
+        #: The write the stored ratings were fitted after (at start: those the store holds, if any).
+        self._rated = self.generation
 
     def close(self) -> None:
         if self._refresher is not None:  # it reads the database through a cursor of the connection closed below
@@ -418,8 +421,26 @@ class Service:
         rest = max(self.settings.metrics_max_age if max_age is None else max_age, cached.seconds / METRICS_SHARE)
         return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
+    def _refresh_ratings(self) -> None:
+        """Refit the ratings and store them (table ``ratings``) when the games changed since they were last,
+        or none are stored (a store just upgraded): fitted on a reading cursor, written under the write lock.
+        A failure is logged; the ratings stay as they were."""
+        gen = self.generation
+        try:
+            with self.reader() as cur:
+                if gen == self._rated and cur.execute("SELECT count(*) FROM ratings").fetchall()[0][0]:
+                    return
+                rows = store_ratings(cur)
+            with self.lock, self.store.cursor() as cur:
+                write_ratings(cur, rows)
+        except (RatingError, duckdb.Error):
+            log.exception("refreshing the ratings failed")
+            return
+        self._rated = gen
+
     def _figures(self) -> _Figures:
         gen, start = self.generation, time.monotonic()
+        self._refresh_ratings()
         with self.reader() as cur:
             found = compute(cur)
         done = time.monotonic()
