@@ -95,6 +95,10 @@ def test_the_pages_show_the_ratings_and_their_calibration(db: Path, tmp_path: Pa
     page = next(p for p in summary.player_pages if "Ada" in p.read_text(encoding="utf-8").split("<h1")[1][:200])
     text = page.read_text(encoding="utf-8")
     assert 'id="ratings"' in text and "Ada &amp; " in text
+    with duckdb.connect(str(db), read_only=True) as con:
+        ada = next(r for r in stored_ratings(con) if (r.options, r.kind, r.subject) == ("", "player", "Ada"))
+    value = f"{ada.conservative:.2f}".replace("-", "−") + (" ?" if ada.provisional else "")
+    assert f'rating (μ − 3σ)</div><div class="value">{value}</div><div class="sub">{ada.games} games</div>' in text
 
 
 def test_a_player_with_few_partners_is_not_rated_alone_and_the_page_says_why(few: Path, tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ from backalley.reporting.cells import (
 from backalley.reporting.dd_sections import dd_sections, ruleset_dd_sections
 from backalley.reporting.luck import luck_sections
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, wilson
-from backalley.reporting.ratings import calibration_sections, leaderboard_cell, ratings_sections
+from backalley.reporting.ratings import calibration_sections, leaderboard_cell, rating_card, ratings_sections
 
 # ---------------------------------------------------------------- file names
 
@@ -540,6 +540,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
                     _rate_sub(r["games_won"], r["games"]),
                 ),
                 card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals"),
+                rating_card(r),
                 card(
                     "exact bids",
                     _rate_value(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),

@@ -16,8 +16,8 @@ from markupsafe import Markup
 from backalley.analysis.calibration import PREDICTORS, Calibration
 from backalley.analysis.ratings import MIN_PARTNERS, PROVISIONAL_SIGMA
 from backalley.reporting import charts
-from backalley.reporting.blocks import Block, Charts, Heading, Note
-from backalley.reporting.cells import DASH, chart, esc, fmt_int, fmt_num, note, player_link, ruleset_anchor, table
+from backalley.reporting.blocks import Block, Card, Charts, Heading, Note
+from backalley.reporting.cells import DASH, card, chart, esc, fmt_int, fmt_num, note, player_link, ruleset_anchor, table
 from backalley.reporting.cells import ruleset_label as label_of
 
 RATINGS_MEAN = (
@@ -55,6 +55,17 @@ def rating_words(r: Mapping[str, Any]) -> str:
     if r.get("rating") is None:
         return unidentified(int(r["rating_partners"]))
     return f"{rating_value(r['rating'], r['rating_provisional'])} ({fmt_int(r['rating_games'])} games)"
+
+
+def rating_card(r: Mapping[str, Any]) -> Card:
+    """A player page's card of their rating in plain standard games (a leaderboard row): μ − 3σ over its games."""
+    if r.get("rating_games") is None:
+        return card("rating (μ − 3σ)", DASH, "not rated yet")
+    if r.get("rating") is None:
+        return card("rating (μ − 3σ)", DASH, unidentified(int(r["rating_partners"])))
+    return card(
+        "rating (μ − 3σ)", rating_value(r["rating"], r["rating_provisional"]), f"{fmt_int(r['rating_games'])} games"
+    )
 
 
 def leaderboard_cell(r: Mapping[str, Any]) -> Markup:
@@ -149,4 +160,11 @@ def calibration_sections(m: Any) -> list[Block]:
     return b
 
 
-__all__ = ["calibration_sections", "leaderboard_cell", "rating_words", "ratings_sections", "unidentified"]
+__all__ = [
+    "calibration_sections",
+    "leaderboard_cell",
+    "rating_card",
+    "rating_words",
+    "ratings_sections",
+    "unidentified",
+]
