@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import gzip
+import math
 import random
 import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
+import trueskillthroughtime as ttt  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
+from backalley.analysis import ratings as ratings_mod
 from backalley.analysis.ratings import (
     MIN_PARTNERS,
     PROVISIONAL_SIGMA,
     RATING_COLUMNS,
+    RatingError,
     Result,
     pair_name,
     ratings_of,
@@ -190,3 +194,41 @@ def test_a_version_8_store_gains_an_empty_ratings_table_filled_at_the_next_refre
     assert result.exit_code == 0, result.output
     rows = _table(db)
     assert rows == _fitted(db) and {r[0] for r in rows} == {"standard", "pereulok", "bab-online"}
+
+
+def test_a_rare_draws_narrow_interval_stays_finite() -> None:
+    # Values met fitting 4,000 simulated games with one draw: the library's 1 − w rounds below 0 there.
+    mu, sigma, margin = 0.18158572489991553, 1.4692068458546814, 0.002658719161634155
+    _, w = ttt.v_w(mu, sigma, margin, True)
+    assert 1 - w < 0
+    got_mu, got_sigma = ratings_mod._trunc(mu, sigma, margin, True)
+    assert abs(got_mu) < margin and got_sigma == pytest.approx(margin / math.sqrt(3))
+    assert ratings_mod._trunc(0.0, 1.0, 0.1, False)[1] == pytest.approx(math.sqrt(1 - ttt.v_w(0.0, 1.0, 0.1, False)[1]))
+
+
+def test_a_fit_that_fails_is_said_not_a_traceback(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr(ttt.History, "convergence", broken)
+    with pytest.raises(RatingError, match="could not fit"):
+        ratings_of("standard", "", [Result((("A", "B"), ("C", "D")), (1.0, 0.0), 1)])
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    result = runner.invoke(app, ["ratings", "--db", str(copy)])
+    assert result.exit_code == 2 and "could not fit" in result.output and "Traceback" not in result.output
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(1, seed=8, players=6)), encoding="utf-8")
+    stored = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
+    assert stored.exit_code == 0 and "ratings not refreshed: TrueSkill Through Time could not fit" in stored.output
+
+
+def test_ingest_without_ratings_leaves_them(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(1, seed=9, players=6)), encoding="utf-8")
+    result = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", "--no-ratings", str(more)])
+    assert result.exit_code == 0 and "ratings refreshed" not in result.output and _table(copy) == []

@@ -15,13 +15,17 @@ from backalley.analysis.calibration import (
     BINS,
     PREDICTORS,
     bins,
+    by_margin,
     calibrate,
+    compare_observations,
     fit_scale,
     log_loss,
+    luck_margins,
     pairings,
     split,
     store_calibration,
 )
+from backalley.analysis.ledger import luck_ledger
 from backalley.analysis.ratings import MIN_PARTNERS, Result, read_results, stored_ratings
 from backalley.cli.app import app
 from backalley.reporting import charts, compute, write_reports
@@ -177,3 +181,46 @@ def test_the_calibration_chart() -> None:
     svg = charts.win_calibration([(0.25, 0.2, 10), (0.75, 0.8, 10)], "cal-x", "Calibration: <x>")
     assert svg is not None and svg.startswith("<svg") and "Calibration: &lt;x&gt;" in svg
     assert charts.win_calibration([], "cal-y", "none") is None
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = _ingest(tmp_path_factory.mktemp("analysed"), [*simulate_games(20, seed=24, players=6)])
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    return db
+
+
+def test_luck_margins_sum_each_sides_points_less_its_cards(analysed: Path) -> None:
+    with duckdb.connect(str(analysed), read_only=True) as con:
+        margins = luck_margins(con)
+        rows = con.execute(
+            "SELECT game_id, side, points FROM deal_sides s WHERE EXISTS (SELECT 1 FROM dd_deals d"
+            " WHERE d.game_id = s.game_id AND d.deal = s.deal AND d.analysed)"
+        ).fetchall()
+        ledger = luck_ledger(con).unique(["game_id", "deal", "side"])
+        results = read_results(con)["standard", ""]
+    points: dict[tuple[str, str], float] = {}
+    for game_id, side, p in rows:
+        points[game_id, side] = points.get((game_id, side), 0.0) + p
+    cards = {(g, s): 0.0 for g, s in points}
+    for g, s, c in ledger.select("game_id", "side", "cards").iter_rows():
+        cards[g, s] += c
+    assert {(g, s) for g in margins for s in margins[g]} == set(points)
+    for (g, s), p in points.items():
+        assert margins[g][s] == pytest.approx(p - cards[g, s])
+    adjusted = by_margin(results, margins)
+    assert len(adjusted) == len(margins) and all(
+        r.scores == tuple(margins[r.game_id][s] for s in r.sides) for r in adjusted
+    )
+    assert by_margin(results, {}) == []
+
+
+def test_result_and_margin_as_the_observation_are_compared_on_the_same_games(analysed: Path) -> None:
+    with duckdb.connect(str(analysed), read_only=True) as con:
+        margins, results = luck_margins(con), read_results(con)["standard", ""]
+    found = compare_observations("standard", "", results, margins)
+    assert [o.kind for o in found] == ["pair", "player"]
+    for o in found:
+        assert o.train_games + o.test_games == len(by_margin(results, margins)) and o.pairings == o.test_games
+        assert 0 < o.result < 5 and 0 < o.margin < 5
+    assert compare_observations("standard", "", results, {}) == []

@@ -22,11 +22,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 import duckdb
+import polars as pl
 
+from backalley.analysis.ledger import luck_ledger
 from backalley.analysis.ratings import BETA, PRIOR_MU, PRIOR_SIGMA, Result, fit, kinds, pair_name, read_results, times
 
 #: The share of the games (in the order played) before the cut; the cut moves to the first game of its day.
@@ -198,6 +200,64 @@ def calibrate(ruleset: str, options: str, results: list[Result]) -> list[Calibra
     return out
 
 
+# ---------------------------------------------------------------- the observation: result or luck-adjusted margin
+
+
+def luck_margins(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, float]]:
+    """Per game, each side's luck-adjusted points (points − cards, :mod:`backalley.analysis.ledger`) summed over
+    its analysed deals."""
+    ledger = luck_ledger(con).unique(["game_id", "deal", "side"])
+    sums = ledger.group_by(["game_id", "side"]).agg((pl.col("actual") - pl.col("cards")).sum().alias("margin"))
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for game_id, side, margin in sums.iter_rows():
+        out[str(game_id)][str(side)] = float(margin)
+    return dict(out)
+
+
+def by_margin(results: list[Result], margins: dict[str, dict[str, float]]) -> list[Result]:
+    """The games every side of which has a margin, each side's score replaced by it."""
+    out = []
+    for r in results:
+        got = margins.get(r.game_id, {})
+        if r.sides and all(s in got for s in r.sides):
+            out.append(replace(r, scores=tuple(got[s] for s in r.sides)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """The held-out log-loss of ratings fitted on the game results, and on the luck-adjusted margins, of the
+    same games before the cut (both predicting the results after it)."""
+
+    ruleset: str
+    options: str
+    kind: str
+    train_games: int
+    test_games: int
+    pairings: int
+    result: float
+    margin: float
+
+
+def compare_observations(
+    ruleset: str, options: str, results: list[Result], margins: dict[str, dict[str, float]]
+) -> list[Observed]:
+    """Result against luck-adjusted margin as the ratings' observation, on the games with a margin for every side."""
+    kept = [r for r in results if by_margin([r], margins)]
+    train, test, _ = split(kept)
+    if len(train) < MIN_GAMES or len(test) < MIN_GAMES:
+        return []
+    adjusted = by_margin(train, margins)
+    out = []
+    for kind, pairs in kinds(kept):
+        held = [p for r in test for p in pairings(r, pairs)]
+        outcomes = [p[2] for p in held]
+        chances = [rating_chance(fit(t, pairs)) for t in (train, adjusted)]
+        losses = [log_loss([chance(p) for p in held], outcomes) for chance in chances]
+        out.append(Observed(ruleset, options, kind, len(train), len(test), len(held), *losses))
+    return out
+
+
 def store_calibration(con: duckdb.DuckDBPyConnection, latest: int) -> list[Calibration]:
     """Every ruleset's and options' calibration from the store on ``con``, over its ``latest`` games at most."""
     out: list[Calibration] = []
@@ -213,10 +273,14 @@ __all__ = [
     "TRAIN_SHARE",
     "Bin",
     "Calibration",
+    "Observed",
     "bins",
+    "by_margin",
     "calibrate",
+    "compare_observations",
     "fit_scale",
     "log_loss",
+    "luck_margins",
     "pairings",
     "points_per_deal",
     "ppd_chance",

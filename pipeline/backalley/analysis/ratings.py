@@ -18,6 +18,7 @@ A rating whose σ is above :data:`PROVISIONAL_SIGMA` is provisional (shown with
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,19 @@ ORDER BY day NULLS LAST, g.game_id
 
 
 class RatingError(ValueError):
-    """A store the ratings cannot read."""
+    """A store the ratings cannot read, or games they cannot be fitted to."""
+
+
+def _trunc(mu: float, sigma: float, margin: float, tie: bool) -> tuple[float, float]:
+    """``trueskillthroughtime.trunc`` (the normal truncated to a win's or a draw's interval), kept finite: for a
+    draw's narrow interval (a rare draw gives a small margin) its variance factor ``1 − w`` rounds below 0, a
+    math domain error in the library; there the truncated normal is the interval's uniform (σ = margin/√3)."""
+    v, w = ttt.v_w(mu, sigma, margin, tie)
+    spread = 1 - w
+    return mu + sigma * v, sigma * math.sqrt(spread) if spread > 0 else margin / math.sqrt(3)
+
+
+ttt.trunc = _trunc
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +74,9 @@ class Result:
     day: int | None
     #: The game's scored deals (0 when not known): a side's points per deal is its score over them.
     deals: int = 0
+    #: The game's id and its sides' names (as ``game_sides`` has them), in ``teams``' order.
+    game_id: str = ""
+    sides: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,13 +127,14 @@ _SEAT_SIDE = {"NS": (0, 2), "EW": (1, 3), "N": (0,), "E": (1,), "S": (2,), "W": 
 def read_results(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[Result]]:
     """Every valid, complete game's result, per ruleset and options, in the order played."""
     out: dict[tuple[str, str], list[Result]] = defaultdict(list)
-    for _, ruleset, options, day, *rest in con.execute(_GAMES_SQL).fetchall():
+    for game_id, ruleset, options, day, *rest in con.execute(_GAMES_SQL).fetchall():
         names, sides, scores, deals = rest[:4], rest[4], rest[5], rest[6]
         if any(s not in _SEAT_SIDE for s in sides) or any(n is None for n in names):
             raise RatingError(f"a game of {ruleset} has a side or player the ratings cannot read")
         teams = tuple(tuple(str(names[k]) for k in _SEAT_SIDE[s]) for s in sides)
         when = day.toordinal() if day else None
-        out[ruleset, options].append(Result(teams, tuple(float(x) for x in scores), when, int(deals or 0)))
+        points = tuple(float(x) for x in scores)
+        out[ruleset, options].append(Result(teams, points, when, int(deals or 0), str(game_id), tuple(sides)))
     return dict(out)
 
 
@@ -143,17 +160,20 @@ def fit(results: list[Result], pairs: bool) -> dict[str, tuple[float, float]]:
     else:
         composition = [[list(t) for t in r.teams] for r in results]
     draws = sum(len(set(r.scores)) < len(r.scores) for r in results)
-    history = ttt.History(
-        composition,
-        results=[list(r.scores) for r in results],
-        times=times(results),
-        mu=PRIOR_MU,
-        sigma=PRIOR_SIGMA,
-        beta=BETA,
-        gamma=GAMMA,
-        p_draw=min(0.5, max(0.001, draws / len(results))) if draws else 0.0,
-    )
-    history.convergence(epsilon=EPSILON, iterations=ITERATIONS, verbose=False)
+    try:
+        history = ttt.History(
+            composition,
+            results=[list(r.scores) for r in results],
+            times=times(results),
+            mu=PRIOR_MU,
+            sigma=PRIOR_SIGMA,
+            beta=BETA,
+            gamma=GAMMA,
+            p_draw=min(0.5, max(0.001, draws / len(results))) if draws else 0.0,
+        )
+        history.convergence(epsilon=EPSILON, iterations=ITERATIONS, verbose=False)
+    except (ArithmeticError, ValueError) as exc:  # a numeric failure of the library: said, not a traceback
+        raise RatingError(f"TrueSkill Through Time could not fit {len(results):,} games: {exc}") from None
     curves: dict[str, Any] = history.learning_curves()
     return {str(k): (float(v[-1][1].mu), float(v[-1][1].sigma)) for k, v in curves.items()}
 

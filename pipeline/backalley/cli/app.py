@@ -485,6 +485,14 @@ def ingest(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON on stdout.")] = False,
+    no_ratings: Annotated[
+        bool,
+        typer.Option(
+            "--no-ratings",
+            help="Do not refresh the ratings after storing (on a large store that takes longer than the ingest: "
+            "run `backalley ratings` once after a series of ingests).",
+        ),
+    ] = False,
     memory_limit: Annotated[
         str | None,
         typer.Option(
@@ -521,8 +529,9 @@ def ingest(
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again. With --cluster and --lake the same runs on Dask into a Delta Lake
-    (query it after `backalley attach`).
+    be run again. The ratings (table `ratings`) are refreshed afterwards when the run
+    stored or replaced a game (--no-ratings: not). With --cluster and --lake the same
+    runs on Dask into a Delta Lake (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
@@ -571,7 +580,8 @@ def ingest(
                 memory_limit=memory_limit,
                 max_record_bytes=limit,
             )
-            _refresh_ratings(store, bool(run.inserted or run.replaced))
+            if not no_ratings:
+                _refresh_ratings(store, bool(run.inserted or run.replaced))
     except StoreError as exc:
         raise fail(str(exc)) from None
     except WorkerDied as exc:
