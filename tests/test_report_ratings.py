@@ -26,7 +26,7 @@ from backalley.analysis.calibration import (
     store_calibration,
 )
 from backalley.analysis.ledger import luck_ledger
-from backalley.analysis.ratings import MIN_PARTNERS, Result, read_results, stored_ratings
+from backalley.analysis.ratings import MIN_PARTNERS, RatingError, Result, read_results, stored_ratings
 from backalley.cli.app import app
 from backalley.reporting import charts, compute, write_reports
 from backalley.reporting.html import LEADERBOARD_HEADERS
@@ -224,3 +224,18 @@ def test_result_and_margin_as_the_observation_are_compared_on_the_same_games(ana
         assert o.train_games + o.test_games == len(by_margin(results, margins)) and o.pairings == o.test_games
         assert 0 < o.result < 5 and 0 < o.margin < 5
     assert compare_observations("standard", "", results, {}) == []
+
+
+def test_a_calibration_that_cannot_be_fitted_is_said_in_its_place(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backalley.reporting import metrics
+
+    def broken(con: object, latest: int) -> list[object]:
+        raise RatingError("TrueSkill Through Time could not fit 48 games: math domain error")
+
+    monkeypatch.setattr(metrics, "store_calibration", broken)
+    summary = write_reports(db, tmp_path / "out", workers=1)
+    section = summary.index.read_text(encoding="utf-8").split('id="ratings-calibration"')[1].split("<h2")[0]
+    assert "The calibration could not be computed: TrueSkill Through Time could not fit 48 games" in section
+    assert "<svg" not in section

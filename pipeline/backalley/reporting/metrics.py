@@ -157,8 +157,9 @@ class Metrics:
     #: The stored ratings (docs/metrics.md, "Ratings"): the ``ratings`` table's columns and ``conservative``
     #: (μ − 3σ) and ``identifiable``; the whole store's, of the report's ruleset when it names one.
     ratings: pl.DataFrame = field(default_factory=pl.DataFrame)
-    #: The ratings' held-out calibration per ruleset, options and kind of rating (the whole store's).
+    #: The ratings' held-out calibration per ruleset, options and kind of rating (the whole store's), or why not.
     rating_calibration: list[Calibration] = field(default_factory=list)
+    rating_calibration_error: str | None = None
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     #: The days ``report --since/--until`` restricted the report to (open: every game).
@@ -527,9 +528,11 @@ def compute(
     dd = _dd_figures(con, q)
     luck = _luck(con, "sheet" in have_g)
     ratings = _ratings(con, ruleset)
+    calibrated, calibration_error = _calibration(con)
     return Metrics(
         ratings=ratings,
-        rating_calibration=[c for c in _calibration(con) if ruleset in (None, c.ruleset)],
+        rating_calibration=[c for c in calibrated if ruleset in (None, c.ruleset)],
+        rating_calibration_error=calibration_error,
         luck_players=luck["luck_players"],
         luck_pairs=luck["luck_pairs"],
         pop_luck=luck["pop_luck"],
@@ -687,17 +690,18 @@ def with_ratings(leaderboard: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFra
 
 #: Games of each ruleset and options the calibration reads: the latest, a bound on its time (each fit
 #: of TrueSkill Through Time takes about 2 ms of CPU a game).
-CALIBRATION_GAMES = 5_000
+CALIBRATION_GAMES = 2_000
 
 
-def _calibration(con: duckdb.DuckDBPyConnection) -> list[Calibration]:
-    """The ratings' calibration, when the store has the ratings (a backalley store of schema 9 or later)."""
+def _calibration(con: duckdb.DuckDBPyConnection) -> tuple[list[Calibration], str | None]:
+    """The ratings' calibration, when the store has the ratings (a backalley store of schema 9 or later); or
+    why it could not be computed (the report says so in its place)."""
     if not _has_tables(con, {"ratings", "game_sides"}):
-        return []
+        return [], None
     try:
-        return store_calibration(con, CALIBRATION_GAMES)
+        return store_calibration(con, CALIBRATION_GAMES), None
     except RatingError as exc:
-        raise ReportError(f"the ratings' calibration: {exc}") from None
+        return [], str(exc)
 
 
 def _has_tables(con: duckdb.DuckDBPyConnection, names: set[str]) -> bool:

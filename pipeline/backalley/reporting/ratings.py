@@ -128,6 +128,9 @@ def _loss_cells(c: Calibration) -> list[str]:
 def calibration_sections(m: Any) -> list[Block]:
     """The ratings' held-out log-loss against the coin flip and points per deal, and their calibration charts."""
     found: list[Calibration] = m.rating_calibration
+    heading = Heading("Ratings calibration", "ratings-calibration")
+    if m.rating_calibration_error is not None:
+        return [heading, note(f"The calibration could not be computed: {m.rating_calibration_error}.")]
     if not found:
         return []
     rows = [
@@ -143,7 +146,7 @@ def calibration_sections(m: Any) -> list[Block]:
         for c in found
     ]
     headers = ["ruleset", "rated", "cut", "games before", "games after", "predictions"]
-    b: list[Block] = [Heading("Ratings calibration", "ratings-calibration"), note(CALIBRATION_MEAN)]
+    b: list[Block] = [heading, note(CALIBRATION_MEAN)]
     b.append(table([*headers, *(f"log-loss: {p}" for p in PREDICTORS)], rows))
     svgs = [
         chart(
