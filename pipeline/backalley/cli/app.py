@@ -580,7 +580,7 @@ def ingest(
                 memory_limit=memory_limit,
                 max_record_bytes=limit,
             )
-            if not no_ratings:
+            if run.records and not no_ratings:
                 _refresh_ratings(store, bool(run.inserted or run.replaced))
     except StoreError as exc:
         raise fail(str(exc)) from None
@@ -604,7 +604,7 @@ def _refresh_ratings(store: "Store", changed: bool) -> None:
     except (RatingError, duckdb.Error) as exc:
         note(f"ratings not refreshed: {one_line(exc)}")
         return
-    if rows is not None:
+    if rows:
         pairs = sum(r.kind == "pair" for r in rows)
         note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players")
 
