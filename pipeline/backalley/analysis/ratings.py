@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 import trueskillthroughtime as ttt  # type: ignore[import-untyped]
 
 from backalley.store.database import Store, StoreError, one_line
@@ -223,14 +224,23 @@ def store_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
 RATING_COLUMNS = ("ruleset", "options", "kind", "subject", "mu", "sigma", "games", "provisional", "partners")
 
 
+#: The ``ratings`` table's columns as a polars schema.
+RATING_SCHEMA: dict[str, Any] = {
+    **{c: pl.Utf8 for c in RATING_COLUMNS[:4]},
+    **{"mu": pl.Float64, "sigma": pl.Float64, "games": pl.Int64, "provisional": pl.Boolean, "partners": pl.Int64},
+}
+
+
 def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating]) -> None:
     """Replace the ``ratings`` table's rows by ``rows`` (one transaction: a reader sees the old or the new)."""
     con.begin()
     try:
         con.execute("DELETE FROM ratings")
-        if rows:
+        if rows:  # one insert of a frame: executemany took 3.6 s for 10,000 rows, the frame 0.4 s
             values = [tuple(getattr(r, c) for c in RATING_COLUMNS) for r in rows]
-            con.executemany(f"INSERT INTO ratings VALUES ({', '.join('?' * len(RATING_COLUMNS))})", values)
+            con.register("new_ratings", pl.DataFrame(values, schema=RATING_SCHEMA, orient="row"))
+            con.execute(f"INSERT INTO ratings SELECT {', '.join(RATING_COLUMNS)} FROM new_ratings")
+            con.unregister("new_ratings")
     except BaseException:
         con.rollback()
         raise
@@ -319,6 +329,7 @@ __all__ = [
     "MIN_PARTNERS",
     "PROVISIONAL_SIGMA",
     "RATING_COLUMNS",
+    "RATING_SCHEMA",
     "Rating",
     "RatingError",
     "Result",

@@ -21,7 +21,7 @@ import polars as pl
 
 from backalley.analysis.calibration import Calibration, store_calibration
 from backalley.analysis.ledger import luck_figures
-from backalley.analysis.ratings import RATING_COLUMNS, RatingError, stored_ratings
+from backalley.analysis.ratings import RATING_COLUMNS, RATING_SCHEMA, RatingError, stored_ratings
 from backalley.reporting.scope import Period
 from backalley.rules import RULESETS, Ruleset
 from backalley.store.database import StoreError, StoreLockedError, check_readable, connect, one_line
@@ -655,12 +655,7 @@ def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 #: The ratings' columns in the report's frame: the table's, the conservative rating and whether it is identifiable.
-RATING_SCHEMA: dict[str, Any] = {
-    **{c: pl.Utf8 for c in RATING_COLUMNS[:4]},
-    **{"mu": pl.Float64, "sigma": pl.Float64, "games": pl.Int64, "provisional": pl.Boolean, "partners": pl.Int64},
-    "conservative": pl.Float64,
-    "identifiable": pl.Boolean,
-}
+REPORT_RATING_SCHEMA: dict[str, Any] = {**RATING_SCHEMA, "conservative": pl.Float64, "identifiable": pl.Boolean}
 
 
 def _ratings(con: duckdb.DuckDBPyConnection, ruleset: str | None) -> pl.DataFrame:
@@ -670,7 +665,7 @@ def _ratings(con: duckdb.DuckDBPyConnection, ruleset: str | None) -> pl.DataFram
         for r in stored_ratings(con)
         if ruleset in (None, r.ruleset)
     ]
-    return pl.DataFrame(rows, schema=RATING_SCHEMA, orient="row")
+    return pl.DataFrame(rows, schema=REPORT_RATING_SCHEMA, orient="row")
 
 
 def with_ratings(leaderboard: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
