@@ -725,9 +725,10 @@ def analyze(
 
 @app.command()
 def ratings(db: DbOption = None) -> None:
-    """Print the ratings (TrueSkill Through Time) of every partnership and player, per ruleset and options.
+    """Refit the ratings (TrueSkill Through Time) of every partnership and player, per ruleset and options,
+    store them (table `ratings`) and print them.
 
-    Exit status: 0 ok, 2 store error.
+    Exit status: 0 ok, 2 store error or a fit that failed.
     """
     from backalley.analysis.ratings import RatingError, ratings_lines
     from backalley.store.database import default_db
