@@ -20,7 +20,9 @@ from backalley.analysis.ratings import (
     RATING_COLUMNS,
     RatingError,
     Result,
+    games_stamp,
     pair_name,
+    ratings_current,
     ratings_of,
     read_results,
     store_ratings,
@@ -164,8 +166,11 @@ def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path
     assert {r[4] for r in _table(copy)} == {99}
     with duckdb.connect(str(copy)) as con:
         con.execute("DELETE FROM ratings")
-    runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # none stored: filled
+        con.execute("DELETE FROM meta WHERE key = 'ratings_stamp'")  # as a store just upgraded to version 9
+    runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # not fitted to these games: filled
     assert _table(copy) == _fitted(copy)
+    with duckdb.connect(str(copy), read_only=True) as con:
+        assert ratings_current(con)
 
 
 def test_the_ratings_command_refreshes_the_table(db: Path, tmp_path: Path) -> None:
@@ -184,7 +189,7 @@ def test_a_version_8_store_gains_an_empty_ratings_table_filled_at_the_next_refre
     with duckdb.connect(str(db), read_only=True) as con:
         before = con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall()
     with Store.open(db) as s:
-        assert s.schema_version() == 9
+        assert s.schema_version() == 9 and not ratings_current(s.con)
         assert s.con.execute("SELECT count(*) FROM ratings").fetchall() == [(0,)]
         assert (
             s.con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall() == before
@@ -194,6 +199,9 @@ def test_a_version_8_store_gains_an_empty_ratings_table_filled_at_the_next_refre
     assert result.exit_code == 0, result.output
     rows = _table(db)
     assert rows == _fitted(db) and {r[0] for r in rows} == {"standard", "pereulok", "bab-online"}
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert ratings_current(con)
+        assert con.execute("SELECT value FROM meta WHERE key = 'ratings_stamp'").fetchall() == [(games_stamp(con),)]
 
 
 def test_a_rare_draws_narrow_interval_stays_finite() -> None:

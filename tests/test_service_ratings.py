@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 from typer.testing import CliRunner
 
-from backalley.analysis.ratings import MIN_PARTNERS, RATING_COLUMNS, store_ratings
+from backalley.analysis.ratings import MIN_PARTNERS, RATING_COLUMNS, ratings_current, store_ratings
 from backalley.cli.app import app
 from backalley.simulate import simulate_games
 from tests.helpers import AUTH, NDJSON, make_client
@@ -85,6 +85,7 @@ def test_a_store_without_ratings_gets_them_when_the_service_starts_and_pages_sho
     assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
     with duckdb.connect(str(db)) as con:
         con.execute("DELETE FROM ratings")
+        con.execute("DELETE FROM meta WHERE key = 'ratings_stamp'")  # as a store just upgraded to version 9
         name = str(con.execute("SELECT player_n FROM games LIMIT 1").fetchall()[0][0])
     with make_client(db) as client:
         svc = client.app.state.service  # type: ignore[attr-defined]
@@ -95,3 +96,18 @@ def test_a_store_without_ratings_gets_them_when_the_service_starts_and_pages_sho
         page = client.get(f"/players/{name}").text
     ledger = page.split('id="luck-ledger"')[1]
     assert "luck-adjusted points / deal" in ledger and "Cards, bidding and play" in ledger and 'id="ratings"' in page
+
+
+def test_uploads_the_service_stopped_before_rating_are_rated_when_it_starts_again(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    with make_client(db, metrics_max_age=3600) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        svc.metrics()  # the figures (and ratings) of the empty store; the next wait an hour
+        assert client.post("/api/v1/games", content=_body(6, 34, 6), headers={**NDJSON, **AUTH}).status_code == 200
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert _stored(con) == [] and not ratings_current(con)
+    with make_client(db) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        svc.metrics()
+        with svc.reader() as cur:
+            assert ratings_current(cur) and _stored(cur)

@@ -231,8 +231,26 @@ RATING_SCHEMA: dict[str, Any] = {
 }
 
 
-def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating]) -> None:
-    """Replace the ``ratings`` table's rows by ``rows`` (one transaction: a reader sees the old or the new)."""
+#: The ``meta`` key of the games the stored ratings were fitted to (:func:`games_stamp`).
+STAMP_KEY = "ratings_stamp"
+
+
+def games_stamp(con: duckdb.DuckDBPyConnection) -> str:
+    """What the ratings depend on, in a line: the stored games' count and latest time of ingest (a game stored or
+    replaced changes it)."""
+    count, latest = con.execute("SELECT count(*), max(ingested_at) FROM games").fetchall()[0]
+    return f"{count} games, latest ingested at {latest}"
+
+
+def ratings_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """The stored ratings were fitted to the games stored now."""
+    got = con.execute("SELECT value FROM meta WHERE key = ?", [STAMP_KEY]).fetchall()
+    return bool(got) and got[0][0] == games_stamp(con)
+
+
+def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating], stamp: str) -> None:
+    """Replace the ``ratings`` table's rows by ``rows``, fitted to the games of ``stamp`` (:func:`games_stamp`, read
+    before them), in one transaction: a reader sees the old or the new."""
     con.begin()
     try:
         con.execute("DELETE FROM ratings")
@@ -241,6 +259,8 @@ def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating]) -> None:
             con.register("new_ratings", pl.DataFrame(values, schema=RATING_SCHEMA, orient="row"))
             con.execute(f"INSERT INTO ratings SELECT {', '.join(RATING_COLUMNS)} FROM new_ratings")
             con.unregister("new_ratings")
+        con.execute("DELETE FROM meta WHERE key = ?", [STAMP_KEY])
+        con.execute("INSERT INTO meta VALUES (?, ?)", [STAMP_KEY, stamp])
     except BaseException:
         con.rollback()
         raise
@@ -249,17 +269,16 @@ def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating]) -> None:
 
 def refresh_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
     """Fit every ruleset's and options' ratings from the store on ``con`` (open for writing) and store them."""
+    stamp = games_stamp(con)
     rows = store_ratings(con)
-    write_ratings(con, rows)
+    write_ratings(con, rows, stamp)
     return rows
 
 
-def refresh_after_ingest(con: duckdb.DuckDBPyConnection, changed: bool) -> list[Rating] | None:
-    """After an ingest: refresh the ratings when it ``changed`` the games or none are stored yet (a store just
-    migrated to version 9); ``None`` when they were left as they were."""
-    if not changed and con.execute("SELECT count(*) FROM ratings").fetchall()[0][0]:
-        return None
-    return refresh_ratings(con)
+def refresh_if_stale(con: duckdb.DuckDBPyConnection) -> list[Rating] | None:
+    """Refresh the ratings unless they were fitted to the games stored now (:func:`ratings_current`); ``None``
+    when they were left as they were."""
+    return None if ratings_current(con) else refresh_ratings(con)
 
 
 def stored_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
@@ -334,15 +353,17 @@ __all__ = [
     "RatingError",
     "Result",
     "fit",
+    "games_stamp",
     "kinds",
     "pair_name",
     "player_ratings",
     "rating_lines",
     "rating_text",
+    "ratings_current",
     "ratings_lines",
     "ratings_of",
     "read_results",
-    "refresh_after_ingest",
+    "refresh_if_stale",
     "refresh_ratings",
     "store_ratings",
     "stored_ratings",

@@ -529,8 +529,8 @@ def ingest(
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again. The ratings (table `ratings`) are refreshed afterwards when the run
-    stored or replaced a game (--no-ratings: not). With --cluster and --lake the same
+    be run again. The ratings (table `ratings`) are refreshed afterwards unless they
+    were fitted to the games stored now (--no-ratings: not). With --cluster and --lake the same
     runs on Dask into a Delta Lake (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
@@ -581,7 +581,7 @@ def ingest(
                 max_record_bytes=limit,
             )
             if run.records and not no_ratings:
-                _refresh_ratings(store, bool(run.inserted or run.replaced))
+                _refresh_ratings(store)
     except StoreError as exc:
         raise fail(str(exc)) from None
     except WorkerDied as exc:
@@ -592,15 +592,16 @@ def ingest(
     raise typer.Exit(0 if run.clean else 1)
 
 
-def _refresh_ratings(store: "Store", changed: bool) -> None:
-    """After an ingest: the ratings refreshed (docs/metrics.md, "Ratings"), or a note on stderr saying why not."""
+def _refresh_ratings(store: "Store") -> None:
+    """After an ingest: the ratings refreshed unless they are current (docs/metrics.md, "Ratings"), or a note on
+    stderr saying why not."""
     import duckdb
 
-    from backalley.analysis.ratings import RatingError, refresh_after_ingest
+    from backalley.analysis.ratings import RatingError, refresh_if_stale
     from backalley.store.database import one_line
 
     try:
-        rows = refresh_after_ingest(store.con, changed)
+        rows = refresh_if_stale(store.con)
     except (RatingError, duckdb.Error) as exc:
         note(f"ratings not refreshed: {one_line(exc)}")
         return

@@ -28,7 +28,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
-from backalley.analysis.ratings import RatingError, store_ratings, write_ratings
+from backalley.analysis.ratings import RatingError, games_stamp, ratings_current, store_ratings, write_ratings
 from backalley.records.sources import Item, dumps, parse
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
@@ -158,8 +158,6 @@ class Service:
         #: pages render the report's index then: :meth:`backalley.service.pages._ReportPages.prepare`).
         self.prepare_figures: Callable[[Metrics], None] | None = None
         self._refresher: threading.Thread | None = None
-        #: The write the stored ratings were fitted after (at start: those the store holds, if any).
-        self._rated = self.generation
 
     def close(self) -> None:
         if self._refresher is not None:  # it reads the database through a cursor of the connection closed below
@@ -422,21 +420,19 @@ class Service:
         return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
     def _refresh_ratings(self) -> None:
-        """Refit the ratings and store them (table ``ratings``) when the games changed since they were last,
-        or none are stored (a store just upgraded): fitted on a reading cursor, written under the write lock.
-        A failure is logged; the ratings stay as they were."""
-        gen = self.generation
+        """Refit the ratings and store them (table ``ratings``) unless they were fitted to the games stored now
+        (a store just upgraded has none): fitted on a reading cursor, written under the write lock. A failure is
+        logged; the ratings stay as they were."""
         try:
             with self.reader() as cur:
-                if gen == self._rated and cur.execute("SELECT count(*) FROM ratings").fetchall()[0][0]:
+                if ratings_current(cur):
                     return
+                stamp = games_stamp(cur)
                 rows = store_ratings(cur)
             with self.lock, self.store.cursor() as cur:
-                write_ratings(cur, rows)
+                write_ratings(cur, rows, stamp)
         except (RatingError, duckdb.Error):
             log.exception("refreshing the ratings failed")
-            return
-        self._rated = gen
 
     def _figures(self) -> _Figures:
         gen, start = self.generation, time.monotonic()
