@@ -32,6 +32,15 @@ file, each stage in its own process (the median of ``--reps`` runs):
 
 7. ``dask``: ``benchmarks/dask_stage.py``: the scale-out ingest into a Delta Lake with 1 and
    2 local Dask workers: games/s, and per partition the task's and the client's commit cost.
+8. ``dask_analyze``: ``benchmarks/dask_analyze.py``: the store's double-dummy analysis of 400 of
+   those games (deals of up to 9 cards) serial, with ``--workers 2``, and on 1 and 2 local Dask
+   workers: games/s, and the CPU a game of the client and of the batches.
+9. ``ledger``: ``benchmarks/ledger_time.py`` (the luck ledger's share of 10,000 analysed games:
+   500,000 sides), one core; ``ratings``: ``benchmarks/ratings_time.py`` (ratings of 10,000
+   games), one core; against the targets of 10 s and 30 s (issue 34).
+10. ``strengths``: ``backalley simulate --workers 1`` of ``--strength-games`` games by four strong
+   players and by four basic ones, interleaved, one core: the CPU ratio against the bound of 3
+   (issue 34); and ``benchmarks/strengths.py``: the levels' margins head to head.
 
 Peak memory is the largest resident memory of the stage's process tree, sampled
 every 20 ms from /proc: summed RSS (pages shared between the processes counted
@@ -58,6 +67,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from dask_analyze import markdown as dd_markdown
+from dask_analyze import measure as dd_measure
 from dask_stage import dask_stage
 from dask_stage import markdown as dask_markdown
 
@@ -240,6 +251,10 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, help="another install's backalley command, validated side by side")
     ap.add_argument("--growth-blocks", type=int, default=10, help="blocks of the growth stage (default 10)")
     ap.add_argument("--growth-games", type=int, help="games a block of the growth stage (default: --games)")
+    ap.add_argument("--strength-games", type=int, default=500, help="games of the strengths stage (default 500)")
+    ap.add_argument(
+        "--margin-games", type=int, default=2000, help="games a pairing of the strengths stage (default 2000)"
+    )
     args = ap.parse_args()
 
     work: Path = args.work
@@ -300,7 +315,13 @@ def main() -> None:
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes, args.baseline)
     # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
     dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
+    # The store's analysis (analyze --cluster): serial, a pool of 2 and 1 and 2 local Dask workers.
+    dask_dd = (
+        [] if "dask_analyze" in skip else dd_measure(games_file, DD_GAMES, DD_MAX_CARDS, [1, 2], DD_BATCH, args.reps)
+    )
     per_ruleset = {} if "rulesets" in skip else rulesets_stage(args, work)
+    timed_scripts = {k: script_stage(k) for k in ("ledger", "ratings") if k not in skip}
+    strengths = {} if "strengths" in skip else strengths_stage(args, work)
     parse_rate = results.get("parse", {}).get("games_per_s")
     ratio = {k: round(v["games_per_s"] / parse_rate, 3) for k, v in results.items() if parse_rate and k != "parse"}
     out = {
@@ -313,6 +334,9 @@ def main() -> None:
         "analyze": analyze,
         "rulesets": per_ruleset,
         "dask": dask,
+        "dask_analyze": dask_dd,
+        "scripts": timed_scripts,
+        "strengths": strengths,
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "machine": machine(),
     }
@@ -328,6 +352,9 @@ def main() -> None:
     if dask:
         print()
         print(dask_markdown(dask))
+    if dask_dd:
+        print()
+        print(dd_markdown(dask_dd))
     print(f"\nresults: {dest}", flush=True)
     if args.readme and not table:
         print("README.md not updated: the stages of its table were skipped", flush=True)
@@ -344,6 +371,10 @@ def main() -> None:
 
 #: Byte range of one Dask task in the ``dask`` stage (about 350 games).
 DASK_PARTITION_BYTES = 8 * 1024 * 1024
+#: The ``dask_analyze`` stage: games, their deals of at most this many cards a hand, games a task.
+DD_GAMES = 400
+DD_MAX_CARDS = 9
+DD_BATCH = 20
 #: The stages on the one file of standard games (the others: ``analyze``, ``rulesets``).
 MAIN_STAGES = {"parse", "validate_1", "validate_all", "ingest_1", "ingest_all", "report"}
 #: The rulesets stage: every ruleset, and the two that take options with all four of them.
@@ -475,6 +506,58 @@ def rulesets_table(rows: dict[str, dict[str, Any]], load: list[float]) -> str:
             ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+#: Issue 34: the luck ledger of 10,000 analysed games and the ratings of 10,000 games (one core), in seconds.
+SCRIPT_TARGETS = {"ledger": 10.0, "ratings": 30.0}
+#: Issue 34: `simulate` with strong players within this multiple of the time with basic ones.
+STRENGTH_BOUND = 3.0
+
+
+def script_stage(name: str) -> dict[str, Any]:
+    """``benchmarks/<name>_time.py`` at its defaults (10,000 games) pinned to one core: its lines and CPU seconds."""
+    cmd = [sys.executable, str(ROOT / "benchmarks" / f"{name}_time.py")]
+    cpu0 = cpu_children()
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=ROOT, preexec_fn=lambda: os.sched_setaffinity(0, {0})
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    row = {
+        "lines": proc.stdout.splitlines(),
+        "cpu_s": round(cpu_children() - cpu0, 2),
+        "target_s": SCRIPT_TARGETS[name],
+    }
+    for line in row["lines"]:
+        print(f"{name}: {line} (target {SCRIPT_TARGETS[name]:g} s)", flush=True)
+    return row
+
+
+def strengths_stage(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``simulate`` by four strong and four basic players, interleaved, one core; then the margins."""
+    games = str(args.strength_games)
+    lists = {"basic": "Ann,Bea,Cal,Dan", "strong": "Ann:strong,Bea:strong,Cal:strong,Dan:strong"}
+    cpu: dict[str, list[float]] = {k: [] for k in lists}
+    for _ in range(args.reps):
+        for level, players in lists.items():
+            out = work / f"strength-{level}.jsonl"
+            cmd = [*BACKALLEY, "simulate", "-n", games, "--seed", str(args.seed), "-w", "1", "--players", players]
+            cpu[level].append(run_timed([*cmd, "-o", str(out)], True, sample=False)[3])
+    best = {k: statistics.median(v) for k, v in cpu.items()}
+    ratio = round(best["strong"] / best["basic"], 2)
+    print(
+        f"strengths: simulate of {games} games, CPU basic {best['basic']:.2f} s, strong {best['strong']:.2f} s:"
+        f" {ratio:.2f}x (bound {STRENGTH_BOUND:g})",
+        flush=True,
+    )
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "strengths.py"), "--games", str(args.margin_games), "--json"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    margins = json.loads(proc.stdout)["margins"]
+    for k, m in margins.items():
+        print(
+            f"strengths: {k}: {m['mean']:+.2f} ± {m['half_width']:.2f} points a deal ({m['games']} games)", flush=True
+        )
+    return {"games": args.strength_games, "cpu_s": best, "ratio": ratio, "bound": STRENGTH_BOUND, "margins": margins}
 
 
 def growth_stage(args: argparse.Namespace, work: Path, cpus: int) -> dict[str, Any]:

@@ -243,3 +243,14 @@ def test_a_game_not_analysed_says_so_once() -> None:
 
     text = _analysis_text("g.json", analyse_record({"game_id": "g", "deals": []}))
     assert text.count("not analysed:") == 1, text
+
+
+def test_the_rows_arrow_schemas_are_the_store_tables_own() -> None:
+    """``DD_SCHEMAS`` (what a batch's rows are, in the store and in a lake) has the DDL's columns and types."""
+    from backalley.analysis.dd import DD_SCHEMAS
+
+    assert set(DD_SCHEMAS) == set(schema.DD_TABLES)
+    with Store.memory() as s:
+        for name, want in DD_SCHEMAS.items():
+            got = s.con.sql(f"SELECT * FROM {name}").to_arrow_table().schema.remove_metadata()
+            assert got.equals(want), name

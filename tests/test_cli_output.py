@@ -98,6 +98,19 @@ def test_every_progress_bar_has_count_rate_and_time_left() -> None:
         assert (MofNCompleteColumn in kinds) == of_total
 
 
+def test_the_analysis_bar_shows_games_deals_solved_and_time_left() -> None:
+    """``analyze``'s bar: games done of all, the deals solved so far (the ``detail``), rate, time left."""
+    out = io.StringIO()
+    console = Console(file=out, width=120, force_terminal=False)
+    bar = rich_bar("analysing", of_total=True, console=console, detail="{task.fields[deals]:,} deals solved")
+    task = bar.add_task("games", total=40, deals=0)
+    bar.update(task, completed=12, deals=1234)
+    console.print(bar.get_renderable())
+    line = out.getvalue()
+    assert "analysing games" in line and "12/40" in line and "1,234 deals solved" in line
+    assert TimeRemainingColumn in {type(c) for c in bar.columns}
+
+
 def test_a_hidden_progress_bar_takes_every_call_and_shows_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     for of_total in (True, False):
         with progress_bar("x", show=False, of_total=of_total) as bar:

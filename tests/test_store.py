@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from backalley.cli.app import app
 from backalley.records.sheets import csv_items
+from backalley.records.sources import expand
 from backalley.replay import Replay, replay, replay_sheet_csv
 from backalley.rules import SCORED_DEALS
 from backalley.store import ingest as ingest_mod
@@ -92,6 +93,56 @@ def test_second_ingest_changes_nothing(inputs: tuple[Path, dict[str, Any]], tmp_
     assert run.inserted == 0 and run.duplicates == 9  # 8 stored games and the in-file duplicate
     assert snapshot(db) == before
     assert counts(db)["ingest_runs"] == 2
+
+
+class _CheckpointSpy:
+    """A DuckDB connection that notes the thread count each ``CHECKPOINT`` runs with."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[Any]) -> None:
+        self._con = con
+        self._seen = seen
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql == "CHECKPOINT":
+            self._seen.append(self._con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+        return self._con.execute(sql, *args)
+
+
+def test_the_final_checkpoint_gets_the_threads_back_and_the_settings_are_restored(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """The writer inserts on one DuckDB thread (the workers have the other CPUs); the final checkpoint,
+    after the workers, runs on the connection's own thread count; afterwards the settings are as before."""
+    folder, _ = inputs
+    names = ("threads", "checkpoint_threshold", "allocator_flush_threshold", "memory_limit")
+    seen: list[Any] = []
+    with Store.open(tmp_path / "s.duckdb") as store:
+        store.con.execute("SET threads = 3")
+        before = {n: store.con.execute("SELECT current_setting(?)", [n]).fetchall()[0][0] for n in names}
+        store.con.execute("SET python_scan_all_frames = true")  # the inserts' Arrow tables, seen past the spy
+        store.con = _CheckpointSpy(store.con, seen)  # type: ignore[assignment]
+        run = ingest_mod.ingest_files(store, expand([str(folder)]), [str(folder)], workers=2)
+        store.con = store.con._con  # type: ignore[attr-defined]
+        after = {n: store.con.execute("SELECT current_setting(?)", [n]).fetchall()[0][0] for n in names}
+    assert run.inserted == 8
+    assert seen == [3]
+    assert after == before
+
+
+def test_ingests_one_after_another_keep_the_stores_memory_limit(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    """DuckDB reads memory_limit back rounded (512MB is 488.2 MiB); an ingest puts back the store's own text."""
+    folder, _ = inputs
+    with Store.open(tmp_path / "s.duckdb", memory_limit="512MB") as store:
+        before = store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        for _ in range(3):
+            ingest_mod.ingest_files(store, expand([str(folder)]), [str(folder)], workers=1, replace=True)
+        after = store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    assert after == before
 
 
 def test_stored_keys_say_maybe_for_every_stored_key(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -71,6 +71,20 @@ def test_results_come_back_in_order_from_forkserver_workers() -> None:
     assert got == [os.path.join(f"a{n}", "b") for n in range(20)]
 
 
+def test_the_pool_server_started_early_is_the_one_the_pool_uses() -> None:
+    """``ingest`` starts the forkserver (and its imports) before it opens the store; the pool then uses it."""
+    from multiprocessing import forkserver
+
+    workers.start_pool_server(["backalley.store.rows"])
+    pid = forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    assert pid is not None
+    os.kill(pid, 0)  # running (raises if not)
+    ctx = workers.pool_context(["backalley.store.rows"])
+    got = list(ordered_map(os.path.join, ((f"a{n}", "b") for n in range(6)), 2, ctx))
+    assert got == [os.path.join(f"a{n}", "b") for n in range(6)]
+    assert forkserver._forkserver._forkserver_pid == pid  # type: ignore[attr-defined]
+
+
 def test_no_thread_is_started_in_this_process() -> None:
     before = threading.active_count()
     counts = [threading.active_count() for _ in ordered_map(square_after, ((n, 0.001) for n in range(30)), 2, FORK)]

@@ -11,11 +11,13 @@ every side's figures (``dd_deal_sides``; each play's value for its own side in
 ``dd_plays``), and the team columns of a partnership game.
 
 :func:`analyse_record` works on one parsed record (no database);
-:func:`analyse_store` fills the tables ``dd_deals`` and ``dd_plays``.
+:func:`analyse_store` fills the tables ``dd_deals``, ``dd_plays`` and ``dd_deal_sides``
+(:mod:`backalley.analysis.cluster`: the same on a Dask cluster).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
@@ -343,41 +345,52 @@ def analyse_files(paths: list[str], scope: Scope = ALL_DEALS) -> Iterator[tuple[
 #: Each game with stored deals (not pass-outs, at most ``?`` cards a hand) that have no row in
 #: ``dd_deals`` yet, with those deals (a score sheet holds no cards: nothing to analyse).
 PENDING_SQL = """
-SELECT g.game_id, any_value(g.raw), list(d.deal ORDER BY d.deal)
+SELECT g.game_id, list(d.deal ORDER BY d.deal)
 FROM games g JOIN deals d ON d.game_id = g.game_id
 WHERE g.schema_ok AND NOT g.sheet AND NOT d.pass_out AND d.hand_size <= ?
   AND NOT EXISTS (SELECT 1 FROM dd_deals x WHERE x.game_id = d.game_id AND x.deal = d.deal)
 GROUP BY g.game_id
 ORDER BY g.game_id
 """
+#: The raw records of some games (read a block at a time, :func:`job_batches`).
+RAW_SQL = "SELECT game_id, raw FROM games WHERE game_id IN (SELECT unnest(?::VARCHAR[]))"
 
-DD_DEAL_FIELDS = (
-    "game_id",
-    "deal",
-    "number",
-    "hand_size",
-    "analysed",
-    "dd_ns",
-    "dd_ew",
-    "cost_ns",
-    "cost_ew",
-    "nodes",
-    "reason",
-)
-DD_PLAY_FIELDS = (
-    "game_id",
-    "deal",
-    "trick",
-    "position",
-    "seat",
-    "card",
-    "value_ns_before",
-    "value_ns_after",
-    "cost",
-    "value_before",
-    "value_after",
-)
-DD_SIDE_FIELDS = ("game_id", "deal", "side", "dd", "cost")
+_INT, _BIG, _TEXT, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
+#: The Arrow schemas of the rows, with the store's column types (DuckDB's INTEGER, BIGINT, BOOLEAN, VARCHAR):
+#: the same tables go into the store and, as Delta tables, into a lake (``analyze --lake``).
+DD_SCHEMAS = {
+    "dd_deals": pa.schema(
+        [
+            ("game_id", _TEXT),
+            ("deal", _INT),
+            ("number", _INT),
+            ("hand_size", _INT),
+            ("analysed", _BOOL),
+            ("dd_ns", _INT),
+            ("dd_ew", _INT),
+            ("cost_ns", _INT),
+            ("cost_ew", _INT),
+            ("nodes", _BIG),
+            ("reason", _TEXT),
+        ]
+    ),
+    "dd_plays": pa.schema(
+        [
+            ("game_id", _TEXT),
+            ("deal", _INT),
+            ("trick", _INT),
+            ("position", _INT),
+            ("seat", _TEXT),
+            ("card", _TEXT),
+            ("value_ns_before", _INT),
+            ("value_ns_after", _INT),
+            ("cost", _INT),
+            ("value_before", _INT),
+            ("value_after", _INT),
+        ]
+    ),
+    "dd_deal_sides": pa.schema([("game_id", _TEXT), ("deal", _INT), ("side", _TEXT), ("dd", _INT), ("cost", _INT)]),
+}
 
 
 @dataclass(slots=True)
@@ -387,12 +400,22 @@ class AnalyzeSummary:
     skipped: int = 0
     #: Deals whose recorded play the search could not follow (each stored with its reason).
     failed: int = 0
+    #: CPU seconds of the batches run by :func:`solve_jobs` (in this process or on Dask's workers;
+    #: not those a process pool's workers analyse game by game): the search and the rows.
+    cpu_seconds: float = 0.0
 
     def __str__(self) -> str:
         text = f"{self.games} games, {self.deals} deals analysed, {self.skipped} deals skipped (rule violations)"
         if self.failed:
             text += f", {self.failed} deals the search could not follow (see dd_deals.reason)"
         return text
+
+    def add(self, other: AnalyzeSummary) -> None:
+        self.games += other.games
+        self.deals += other.deals
+        self.skipped += other.skipped
+        self.failed += other.failed
+        self.cpu_seconds += other.cpu_seconds
 
 
 Rows = list[tuple[Any, ...]]
@@ -436,13 +459,79 @@ def _analyse_raw(job: Job) -> tuple[str, GameAnalysis]:
     return game_id, analyse_record(obj, scope)
 
 
+@dataclass(slots=True)
+class Solved:
+    """A batch of games analysed: the rows of each dd table (:data:`DD_SCHEMAS`), and what they count."""
+
+    tables: dict[str, pa.Table]
+    summary: AnalyzeSummary
+    #: The game ids, in order.
+    game_ids: list[str]
+
+
+def solved(results: list[tuple[str, GameAnalysis]]) -> Solved:
+    """The rows and counts of some games' analyses."""
+    rows: dict[str, Rows] = {name: [] for name in DD_SCHEMAS}
+    summary = AnalyzeSummary()
+    for game_id, game in results:
+        deals, plays, sides = _rows(game_id, game)
+        rows["dd_deals"] += deals
+        rows["dd_plays"] += plays
+        rows["dd_deal_sides"] += sides
+        summary.games += 1
+        summary.deals += sum(1 for d in game.deals if d.values is not None)
+        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred and not d.error)
+        summary.failed += sum(1 for d in game.deals if d.error)
+    tables = {name: _table(schema, rows[name]) for name, schema in DD_SCHEMAS.items()}
+    return Solved(tables, summary, [game_id for game_id, _ in results])
+
+
+def solve_jobs(jobs: list[Job]) -> Solved:
+    """Analyse a batch of games here (in this process or a Dask worker's): their rows."""
+    cpu = time.thread_time()
+    batch = solved([_analyse_raw(job) for job in jobs])
+    batch.summary.cpu_seconds = time.thread_time() - cpu
+    return batch
+
+
+#: A game left to analyse: its id and the deals lacking values.
+Pending = tuple[str, frozenset[int]]
+
+
+def pending_games(store: Any, max_cards: int) -> list[Pending]:
+    """The stored games with deals of at most ``max_cards`` cards a hand that have no values yet, by game id."""
+    rows = store.con.execute(PENDING_SQL, [max_cards]).fetchall()
+    return [(str(g), frozenset(deals)) for g, deals in rows]
+
+
+#: Games whose raw records are read in one query: a query scans every stored game id, so one a
+#: batch would cost the whole store's ids every 20 games; memory holds a block's text.
+READ_BLOCK = 1000
+
+
+def job_batches(store: Any, games: list[Pending], max_cards: int, batch: int) -> Iterator[list[Job]]:
+    """The jobs of these games, ``batch`` at a time, in the order given: their raw records read from the store
+    a block of whole batches at a time (about :data:`READ_BLOCK` games), as the batches are taken."""
+    size = max(1, READ_BLOCK // batch) * batch
+    for start in range(0, len(games), size):
+        block = games[start : start + size]
+        raw = dict(store.con.execute(RAW_SQL, [[g for g, _ in block]]).fetchall())
+        jobs = [(g, str(raw[g]), Scope(max_cards, deals)) for g, deals in block]
+        for k in range(0, len(jobs), batch):
+            yield jobs[k : k + batch]
+
+
+#: Called with the games done, the games to do and the deals solved so far.
+Progress = Callable[[int, int, int], None]
+
+
 def analyse_store(
     db: Path | str | None,
     *,
     workers: int = 1,
     max_cards: int = 13,
     batch: int = 20,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AnalyzeSummary:
     """Analyse every stored deal that has no values yet; each batch of games commits on its own.
 
@@ -453,11 +542,10 @@ def analyse_store(
 
     summary = AnalyzeSummary()
     with Store.open(db) as store:
-        rows = store.con.execute(PENDING_SQL, [max_cards]).fetchall()
-        pending = [(str(g), str(r), Scope(max_cards, frozenset(deals))) for g, r, deals in rows]
+        pending = pending_games(store, max_cards)
         total = len(pending)
         if progress is not None:
-            progress(0, total)
+            progress(0, total, 0)
         with ExitStack() as stack:
             pool = None
             if workers > 1 and total > 1:  # the same kind of pool as ingest: a worker that dies is an error
@@ -465,48 +553,37 @@ def analyse_store(
                 pool = stack.enter_context(
                     ProcessPoolExecutor(min(workers, total), mp_context=ctx, initializer=guarded())
                 )
-            for start in range(0, total, batch):
-                jobs = pending[start : start + batch]
-                results = _pooled(pool, jobs) if pool else [_analyse_raw(j) for j in jobs]
-                _store_batch(store, results, summary)
+            for jobs in job_batches(store, pending, max_cards, batch):
+                done = _pooled(pool, jobs) if pool else solve_jobs(jobs)
+                store_batch(store, done)
+                summary.add(done.summary)
                 if progress is not None:
-                    progress(min(start + batch, total), total)
+                    progress(summary.games, total, summary.deals)
     return summary
 
 
-def _pooled(pool: ProcessPoolExecutor, jobs: list[Job]) -> list[tuple[str, GameAnalysis]]:
+def _pooled(pool: ProcessPoolExecutor, jobs: list[Job]) -> Solved:
     """The jobs' analyses, in order, from the pool's workers; a worker that died is a ``StoreError``."""
     from backalley.store.database import StoreError
 
     with pool_errors(StoreError, "analysed its games; the batches committed before stay: run analyze again to go on"):
-        return list(pool.map(_analyse_raw, jobs))
+        return solved(list(pool.map(_analyse_raw, jobs)))
 
 
-def _store_batch(store: Any, results: list[tuple[str, GameAnalysis]], summary: AnalyzeSummary) -> None:
-    deal_rows: Rows = []
-    play_rows: Rows = []
-    side_rows: Rows = []
-    for game_id, game in results:
-        deals, plays, sides = _rows(game_id, game)
-        deal_rows += deals
-        play_rows += plays
-        side_rows += sides
-        summary.games += 1
-        summary.deals += sum(1 for d in game.deals if d.values is not None)
-        summary.skipped += sum(1 for d in game.deals if d.skipped and not d.deferred and not d.error)
-        summary.failed += sum(1 for d in game.deals if d.error)
+def store_batch(store: Any, batch: Solved) -> None:
+    """Insert a batch's rows into the store, all or nothing."""
     with store.atomic():  # only deals without rows were solved: nothing to replace
-        store.insert_batch("dd_deals", _table(DD_DEAL_FIELDS, deal_rows))
-        store.insert_batch("dd_plays", _table(DD_PLAY_FIELDS, play_rows))
-        store.insert_batch("dd_deal_sides", _table(DD_SIDE_FIELDS, side_rows))
+        for name, table in batch.tables.items():
+            store.insert_batch(name, table)
 
 
-def _table(names: tuple[str, ...], rows: list[tuple[Any, ...]]) -> pa.Table:
-    columns = list(zip(*rows, strict=True)) if rows else [() for _ in names]
-    return pa.table({name: list(col) for name, col in zip(names, columns, strict=True)})
+def _table(schema: pa.Schema, rows: Rows) -> pa.Table:
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in schema]
+    return pa.table([pa.array(col, f.type) for col, f in zip(columns, schema, strict=True)], schema=schema)
 
 
 __all__ = [
+    "DD_SCHEMAS",
     "PAIRS",
     "AnalyzeSummary",
     "DealAnalysis",
@@ -515,14 +592,20 @@ __all__ = [
     "PlayedDeal",
     "Scope",
     "Sides",
+    "Solved",
     "SourceError",
     "analyse_files",
     "analyse_record",
     "analyse_store",
+    "job_batches",
+    "pending_games",
     "played_deal",
     "played_tricks",
     "record_ruleset",
     "record_sides",
     "sides_of",
     "solve_deal",
+    "solve_jobs",
+    "solved",
+    "store_batch",
 ]

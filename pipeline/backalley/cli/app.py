@@ -19,10 +19,13 @@ from typer.core import TyperCommand
 from backalley.cli import PROGRESS_MIN_BYTES
 from backalley.display import printable, safe
 from backalley.records.sources import InputFile, Item, SourceError, dumps, expand, label
+from backalley.store import ROW_WORKER_PRELOAD
 from backalley.validate import UNCHECKED, Checked, Summary, default_workers, validate_files, worker_count
-from backalley.workers import WorkerDied
+from backalley.workers import WorkerDied, start_pool_server
 
 if TYPE_CHECKING:  # the ingest (DuckDB, numpy) is imported by the commands that run it
+    from backalley.analysis.dd import AnalyzeSummary
+    from backalley.simulate.bots import Player
     from backalley.store.database import Store
     from backalley.store.ingest import RunSummary
 
@@ -133,17 +136,18 @@ class _HiddenBar:
         return None
 
 
-def progress_bar(what: str, *, show: bool, of_total: bool = False) -> "Progress":
-    """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), rate, time left.
+def progress_bar(what: str, *, show: bool, of_total: bool = False, detail: str | None = None) -> "Progress":
+    """A progress bar on stderr: what, bar, count (``n/total`` or ``n records``), ``detail``, rate, time left.
 
     ``of_total`` counts items against the task's total; otherwise the total is in
-    bytes and the count is the ``records`` field.  Hidden unless ``show`` (then rich is not even imported).
+    bytes and the count is the ``records`` field.  ``detail`` formats the task's fields
+    (e.g. ``"{task.fields[deals]:,} deals"``).  Hidden unless ``show`` (then rich is not even imported).
     """
     if not show:
         return cast("Progress", _HiddenBar())
     from backalley.cli.progress import rich_bar
 
-    return rich_bar(what, of_total=of_total, console=real_console(err))
+    return rich_bar(what, of_total=of_total, console=real_console(err), detail=detail)
 
 
 def report_problems(files: list[InputFile]) -> None:
@@ -293,6 +297,22 @@ def rulesets() -> None:
         out.print(line, markup=False)
 
 
+def _simulate_pool(players: str) -> "int | list[Player]":
+    """``simulate --players``: a pool size (at least 4), or the players' list; exit 2 with the reason."""
+    from backalley.simulate.strength import MAX_PLAYERS, PlayersError, parse_players
+
+    text = players.strip()
+    if text.isascii() and text.isdecimal():
+        size = int(text) if len(text) <= len(str(MAX_PLAYERS)) else MAX_PLAYERS + 1
+        if not 4 <= size <= MAX_PLAYERS:
+            raise fail(f"--players {text}: a pool of 4 to {MAX_PLAYERS} players")
+        return size
+    try:
+        return parse_players(players)
+    except PlayersError as exc:
+        raise fail(f"--players: {exc}") from None
+
+
 @app.command()
 def simulate(
     out_file: Annotated[Path, typer.Option("--out", "-o", help="Where to write the games (JSON Lines).")] = Path(
@@ -300,7 +320,14 @@ def simulate(
     ),
     games: Annotated[int, typer.Option("--games", "-n", min=1, help="How many complete games to play.")] = 100,
     seed: Annotated[int, typer.Option("--seed", help="Random seed: the same seed gives the same bytes.")] = 1,
-    players: Annotated[int, typer.Option("--players", min=4, help="Size of the pool of named players.")] = 12,
+    players: Annotated[
+        str,
+        typer.Option(
+            "--players",
+            help="The pool: its size (named players of basic strength), or NAME:LEVEL,... with LEVEL "
+            "random, basic or strong (default basic); each game seats four of the pool at random.",
+        ),
+    ] = "12",
     faults: Annotated[
         float, typer.Option("--faults", min=0.0, max=1.0, help="Share of games that get one injected rule violation.")
     ] = 0.0,
@@ -344,6 +371,7 @@ def simulate(
         rules = find_ruleset(ruleset, [o.strip() for o in options.split(",") if o.strip()])
     except RulesetError as exc:
         raise fail(str(exc)) from None
+    pool = _simulate_pool(players)
     if out_file.is_dir():
         raise fail(f"--out {out_file}: is a folder; give the name of the file to write")
     if out_file.name.lower().endswith(".csv") and not sheet:
@@ -364,7 +392,7 @@ def simulate(
                 out_file,
                 games=games,
                 seed=seed,
-                players=players,
+                players=pool,
                 faults=faults,
                 workers=workers,
                 progress=progress,
@@ -536,30 +564,32 @@ def ingest(
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
     """
-    from backalley.store.database import Store, StoreError, default_db
-    from backalley.store.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
-
     if cluster is not None or lake is not None:
         if db is not None or replace or workers is not None or memory_limit is not None:
             raise fail("--cluster/--lake write a lake: --db, --replace, --workers and --memory-limit do not apply")
         run = ingest_lake(paths, cluster, lake, record_limit(max_record_bytes))
         print_run(run, json_out)
         raise typer.Exit(0 if run.clean else 1)
-    memory_limit = memory_limit or INGEST_MEMORY_LIMIT
-    try:
-        check_memory_limit(memory_limit)
-    except ValueError as exc:
-        raise fail(f"--memory-limit {exc}") from None
-    limit = record_limit(max_record_bytes)
     try:
         files = expand(paths)
     except SourceError as exc:
         raise fail(str(exc)) from None
     if not files:
         raise fail(f"no records in {', '.join(paths)} (no .json, .jsonl or .csv file)")
+    n_workers = worker_count(workers if workers is not None else default_workers(), files)
+    if n_workers > 1:  # the workers' server imports the row builder while this process imports the store
+        start_pool_server(ROW_WORKER_PRELOAD)
+    from backalley.store.database import Store, StoreError, default_db
+    from backalley.store.ingest import INGEST_MEMORY_LIMIT, check_memory_limit, ingest_files
+
+    memory_limit = memory_limit or INGEST_MEMORY_LIMIT
+    try:
+        check_memory_limit(memory_limit)
+    except ValueError as exc:
+        raise fail(f"--memory-limit {exc}") from None
+    limit = record_limit(max_record_bytes)
     report_problems(files)
     db_path = db if db is not None else default_db()
-    n_workers = worker_count(workers if workers is not None else default_workers(), files)
     total = sum(f.size for f in files)
     try:
         with Store.open(db_path) as store, progress_bar("ingesting", show=sys.stderr.isatty()) as bar:
@@ -676,26 +706,46 @@ def analyze(
     db: DbOption = None,
     json_out: Annotated[bool, typer.Option("--json", help="Files: one JSON object per record on stdout.")] = False,
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Worker processes for the store (default: 1).")
-    ] = 1,
+        int | None,
+        typer.Option("--workers", "-w", min=1, help="Worker processes for the store (default: 1).", show_default=False),
+    ] = None,
     max_cards: Annotated[
         int,
         typer.Option("--max-cards", min=1, max=13, help="Solve only deals of at most this many cards a hand."),
     ] = 13,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="dask://HOST:PORT|local[:N]",
+            help="Run the store's analysis as tasks on a Dask cluster (a scheduler, or a local one of N workers; "
+            "see docs/scale-out.md).",
+            show_default=False,
+        ),
+    ] = None,
+    lake: Annotated[
+        str | None,
+        typer.Option(
+            "--lake",
+            metavar="DIR_OR_URL",
+            help="Analyse the Delta Lake written by ingest --lake, into its dd tables (with --cluster).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Double-dummy values of each deal and the cost of each play.
 
     With files: print them.  Without: fill dd_deals, dd_deal_sides (every side's value:
     teams, or each seat without partnerships) and dd_plays for every stored deal
-    lacking them (resumable; each batch of games commits on its own).
-    Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage or store error.
+    lacking them (resumable; each batch of games commits on its own), with --cluster
+    on Dask, and with --lake into a lake's tables (`backalley attach` shows them).
+    Exit status: 0 ok, 1 when a record or deal could not be analysed, 2 usage, store or cluster error.
     """
-    from backalley.analysis.dd import Scope, analyse_files, analyse_store
-    from backalley.store.database import StoreError, default_db
+    from backalley.analysis.dd import Scope, analyse_files
 
     if paths:
-        if db is not None:
-            raise fail("give files or --db, not both")
+        if db is not None or cluster is not None or lake is not None:
+            raise fail("give files, or --db/--cluster/--lake, not both")
         clean = True
         try:
             for where, game in analyse_files(paths, Scope(max_cards)):
@@ -707,21 +757,56 @@ def analyze(
         except SourceError as exc:
             raise fail(str(exc)) from None
         raise typer.Exit(0 if clean else 1)
-    show = sys.stderr.isatty()
-    try:
-        with progress_bar("analysing", show=show, of_total=True) as bar:
-            task = bar.add_task("games", total=None)
-            summary = analyse_store(
-                db if db is not None else default_db(),
-                workers=workers,
-                max_cards=max_cards,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
-    except StoreError as exc:
-        raise fail(str(exc)) from None
+    summary = _analyse_stored(db, workers, max_cards, cluster, lake)
     out.print(f"analyze: {summary}", markup=False)
     if summary.failed:
         raise typer.Exit(1)
+
+
+def _analyse_stored(
+    db: Path | None, workers: int | None, max_cards: int, cluster: str | None, lake: str | None
+) -> "AnalyzeSummary":
+    """``analyze`` of the store (or, with --lake, of a lake): in worker processes, or on a Dask cluster."""
+    from backalley.analysis.dd import analyse_store
+    from backalley.store.database import StoreError, default_db
+
+    if lake is not None and (cluster is None or db is not None):
+        raise fail("--lake needs --cluster, and --db does not apply: the cluster analyses the lake")
+    if cluster is not None and workers is not None:
+        raise fail("--cluster runs the analysis on the cluster's workers: --workers does not apply")
+    with progress_bar(
+        "analysing", show=sys.stderr.isatty(), of_total=True, detail="{task.fields[deals]:,} deals solved"
+    ) as bar:
+        task = bar.add_task("games", total=None, deals=0)
+
+        def progress(done: int, total: int, deals: int) -> None:
+            bar.update(task, completed=done, total=total, deals=deals)
+
+        target = db if db is not None else default_db()
+        if cluster is not None:
+            return _analyse_on(cluster, lake, target, max_cards, progress)
+        try:
+            return analyse_store(target, workers=workers or 1, max_cards=max_cards, progress=progress)
+        except StoreError as exc:
+            raise fail(str(exc)) from None
+
+
+def _analyse_on(
+    cluster: str, lake: str | None, db: Path, max_cards: int, progress: Callable[[int, int, int], None]
+) -> "AnalyzeSummary":
+    """``analyze --cluster``: the store's analysis, or with ``lake`` the lake's, on Dask (errors exit 2)."""
+    from backalley.analysis.cluster import analyse_lake, analyse_store_on
+    from backalley.store.database import StoreError
+    from backalley.store.lake import LakeError, check_cluster, connect
+
+    try:
+        check_cluster(cluster)
+        with connect(cluster) as client:
+            if lake is not None:
+                return analyse_lake(client, lake, max_cards=max_cards, progress=progress)
+            return analyse_store_on(client, db, max_cards=max_cards, progress=progress)
+    except (LakeError, StoreError, OSError) as exc:
+        raise fail(str(exc)) from None
 
 
 @app.command()

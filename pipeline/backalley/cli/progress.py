@@ -30,13 +30,16 @@ class RateColumn(ProgressColumn):
         return Text(rate, style="progress.data.speed")
 
 
-def rich_bar(what: str, *, of_total: bool, console: Console) -> Progress:
-    """What, bar, count (``n/total`` or ``n records``), rate, time left; cleared when done."""
+def rich_bar(what: str, *, of_total: bool, console: Console, detail: str | None = None) -> Progress:
+    """What, bar, count (``n/total`` or ``n records``), ``detail`` (a format of the task's fields), rate,
+    time left; cleared when done."""
     count = MofNCompleteColumn() if of_total else TextColumn("{task.fields[records]:,} records")
+    extra = [] if detail is None else [TextColumn(detail, markup=False)]
     return Progress(
         TextColumn(f"{what} {{task.description}}", markup=False),
         BarColumn(),
         count,
+        *extra,
         RateColumn(),
         TimeRemainingColumn(),
         console=console,

@@ -78,6 +78,8 @@ STYLES: tuple[Style, ...] = (CAUTIOUS, BOLD, ERRATIC)
 class Player:
     name: str
     style: Style
+    #: The player's strength (strength.py: ``random``, ``basic`` or ``strong``).
+    level: str = "basic"
 
 
 def player_pool(k: int) -> list[Player]:
@@ -158,30 +160,30 @@ def choose_bid(st: DealState, style: Style, rng: random.Random) -> Bid:
     est = estimate(st.hands[seat], st.trump, st.rules)
     noisy = est + rng.gauss(0.0, style.noise)
     partner = (seat + 2) & 3
-    partner_board = len(st.rules.sides) == 2 and any(s == partner and _is_board(b) for s, b in st.bids)
+    partner_board = len(st.rules.sides) == 2 and any(s == partner and is_board(b) for s, b in st.bids)
     # A board is a considered claim: only a third of the noise reaches it.
     if est + (noisy - est) / 3 >= style.board_share * n and (not partner_board or style == BOLD):
-        return _fit_bid(st, BOARD)
+        return fit_bid(st, BOARD)
     if partner_board:
         return PASS
     b = round(noisy * style.factor + style.bias)
     if b < 1:
         return PASS
-    return _fit_bid(st, min(b, n - 1)) if n > 1 else PASS
+    return fit_bid(st, min(b, n - 1)) if n > 1 else PASS
 
 
-def _is_board(bid: Bid) -> bool:
+def is_board(bid: Bid) -> bool:
     """A board claim (or, in bab-online, a bore of any level)."""
     return isinstance(bid, str) and bid != PASS
 
 
-def _fit_bid(st: DealState, bid: Bid) -> Bid:
+def fit_bid(st: DealState, bid: Bid) -> Bid:
     """The bot's wish as a legal call: a board becomes the next bore level, a number the largest allowed."""
     legal = st.legal_bids()
     if bid in legal:
         return bid
-    if _is_board(bid):
-        return next((b for b in legal if _is_board(b)), PASS)
+    if is_board(bid):
+        return next((b for b in legal if is_board(b)), PASS)
     assert isinstance(bid, int)
     return max((b for b in legal if isinstance(b, int) and b <= bid), default=PASS)
 
@@ -189,24 +191,24 @@ def _fit_bid(st: DealState, bid: Bid) -> Bid:
 # --- play ------------------------------------------------------------------------------
 
 
-def _cost(card: int, trump: int, rules: Ruleset) -> int:
+def card_cost(card: int, trump: int, rules: Ruleset) -> int:
     """How much a card is worth keeping: side cards by rank, trumps above them."""
     if rules.is_trump(card, trump):
         return 20 + (card - 39 if card >= LJ else card % 13)
     return card % 13
 
 
-def _cheapest(mask: int, trump: int, rules: Ruleset) -> int:
+def cheapest(mask: int, trump: int, rules: Ruleset) -> int:
     best = -1
     best_cost = 99
     for c in cards_of(mask):
-        k = _cost(c, trump, rules)
+        k = card_cost(c, trump, rules)
         if k < best_cost:
             best, best_cost = c, k
     return best
 
 
-def _is_boss(card: int, trump: int, gone: int, rules: Ruleset) -> bool:
+def is_boss(card: int, trump: int, gone: int, rules: Ruleset) -> bool:
     """No card outside ``gone`` (played, or in our hand) of the card's suit ranks above it."""
     above = ~((1 << (card + 1)) - 1)
     suit = rules.suit_of(card, trump)
@@ -240,7 +242,7 @@ def _lead(st: DealState, legal: int, gone: int) -> int:
     trumps = legal & tmask
     if mine.board and trumps and tmask & ~gone:
         return trumps.bit_length() - 1
-    bosses = [c for c in cards_of(legal) if _is_boss(c, trump, gone, rules)]
+    bosses = [c for c in cards_of(legal) if is_boss(c, trump, gone, rules)]
     if bosses:
         # Prefer a side-suit boss; a trump boss only when trumps are out there.
         side = [c for c in bosses if not rules.is_trump(c, trump)]
@@ -249,7 +251,7 @@ def _lead(st: DealState, legal: int, gone: int) -> int:
         if tmask & ~gone:
             return bosses[-1]
     side_legal = legal & ~tmask
-    return _cheapest(side_legal or legal, trump, rules)
+    return cheapest(side_legal or legal, trump, rules)
 
 
 def _follow(st: DealState, legal: int, gone: int) -> int:
@@ -266,16 +268,16 @@ def _follow(st: DealState, legal: int, gone: int) -> int:
         and (
             pos == 3
             or not st.contracts.of(st.to_act() & 1).board
-            or _is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
+            or is_boss(cur[win], trump, gone | (1 << cur[win]), rules)
         )
     ):
         # Partner is winning: do not overtake (unless a board needs it safe).
-        return _cheapest(legal, trump, rules)
+        return cheapest(legal, trump, rules)
     best = -1
     best_cost = 99
     for c in cards_of(legal):
         if rules.trick_winner([*cur, c], trump) == pos:
-            k = _cost(c, trump, rules)
+            k = card_cost(c, trump, rules)
             if k < best_cost:
                 best, best_cost = c, k
-    return best if best >= 0 else _cheapest(legal, trump, rules)
+    return best if best >= 0 else cheapest(legal, trump, rules)

@@ -16,7 +16,8 @@ import orjson
 from backalley.cards import NUM_CARDS, SEATS
 from backalley.engine import DealState
 from backalley.rules import STANDARD, Ruleset
-from backalley.simulate.bots import Player, choose_bid, choose_play, choose_trump
+from backalley.simulate.bots import Player
+from backalley.simulate.strength import policy
 
 Record = dict[str, Any]
 
@@ -63,23 +64,26 @@ def bid_deal(
     rng: random.Random,
     random_bids: bool = False,
 ) -> DealState:
-    """Deal ``number`` from a shuffled deck of ``rules``, then bid it (the players' styles, or any
-    legal bid at random with ``random_bids``) and name trump where the ruleset asks for it."""
+    """Deal ``number`` from a shuffled deck of ``rules``, then bid it (each player's level and style,
+    or any legal bid at random with ``random_bids``) and name trump where the ruleset asks for it."""
     deck = [c for c in range(NUM_CARDS) if rules.deck >> c & 1]
     rng.shuffle(deck)
     st = DealState.from_deck(number, dealer, deck, rules)
     while st.bidding:
-        st.bid(rng.choice(st.legal_bids()) if random_bids else choose_bid(st, seated[st.to_act()].style, rng))
+        player = seated[st.to_act()]
+        st.bid(rng.choice(st.legal_bids()) if random_bids else policy(player).bid(st, player.style, rng))
     if st.naming_trump:
-        st.name_trump(choose_trump(st))
+        assert st.contracts is not None and st.contracts.opening_leader is not None
+        st.name_trump(policy(seated[st.contracts.opening_leader]).trump(st, rng))
     return st
 
 
 def play_out(st: DealState, seated: Sequence[Player], rng: random.Random) -> None:
-    """Play every card of a bid deal (nothing after a pass-out), each by its player's style."""
+    """Play every card of a bid deal (nothing after a pass-out), each by its player's level and style."""
     played = 0
     for _ in range(0 if st.pass_out else 4 * st.n):
-        card = choose_play(st, seated[st.to_act()].style, rng, played)
+        player = seated[st.to_act()]
+        card = policy(player).play(st, player.style, rng, played)
         st.play(card)
         played |= 1 << card
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -71,16 +71,19 @@ def default_workers(games: int) -> int:
 def _game_lines(
     games: int,
     seed: int,
-    players: int,
+    players: int | Sequence[Player],
     faults: float,
     rules: Ruleset = STANDARD,
     workers: int = 1,
     sheet: bool = False,
 ) -> Iterator[tuple[str, str | None]]:
-    """``(json line, injected code or None)`` for each game (``sheet``: each written as its score sheet)."""
-    if players < 4:
+    """``(json line, injected code or None)`` for each game (``sheet``: each written as its score sheet).
+
+    ``players``: the pool's size (:func:`player_pool`), or the pool itself (each game seats four of it at random).
+    """
+    pool = player_pool(players) if isinstance(players, int) else list(players)
+    if len(pool) < 4:
         raise ValueError("a game needs at least 4 players in the pool")
-    pool = player_pool(players)
     frng = random.Random(f"faults:{seed}")
     for rec in _records(games, seed, pool, workers, rules):
         code: str | None = None
@@ -102,7 +105,7 @@ def _game_lines(
 
 
 def simulate_games(
-    games: int, seed: int, players: int = 12, faults: float = 0.0, rules: Ruleset = STANDARD
+    games: int, seed: int, players: int | Sequence[Player] = 12, faults: float = 0.0, rules: Ruleset = STANDARD
 ) -> Iterator[str]:
     """``games`` game records as JSON lines (without newline); the same arguments give the same lines."""
     for line, _ in _game_lines(games, seed, players, faults, rules):
@@ -114,7 +117,7 @@ def write_games(
     *,
     games: int,
     seed: int,
-    players: int = 12,
+    players: int | Sequence[Player] = 12,
     faults: float = 0.0,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,

@@ -202,6 +202,10 @@ class Store:
         #: See :meth:`sandbox`.
         self.sandboxed = False
         self._in_tx = False
+        #: The ``memory_limit`` text the connection was opened with (``None``: DuckDB's default).  Kept
+        #: because DuckDB reads the setting back rounded (``488.2 MiB``), and setting that text again
+        #: would lower the limit a little every time.
+        self.memory_limit: str | None = None
 
     # -- opening -------------------------------------------------------------------------
 
@@ -221,6 +225,7 @@ class Store:
         con = _connect(p, read_only=False, config={"memory_limit": memory_limit})
         try:
             store = cls(con, p, read_only=False)
+            store.memory_limit = memory_limit
             store._prepare()
         except BaseException:
             con.close()
@@ -237,6 +242,7 @@ class Store:
         """
         con = _connect(Path(":memory:"), read_only=False, config={"memory_limit": memory_limit})
         store = cls(con, Path(":memory:"), read_only=False)
+        store.memory_limit = memory_limit
         with store.atomic():
             _create_schema(con)
         return store

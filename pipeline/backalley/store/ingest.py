@@ -47,6 +47,7 @@ import pyarrow as pa
 from backalley import __version__
 from backalley.records.sources import InputFile, Item, expand, read_file
 from backalley.sizes import parse_size
+from backalley.store import ROW_WORKER_PRELOAD
 from backalley.store.database import Store, StoreError, one_line
 from backalley.store.rows import Built, build_item, content_hash, oversized, worker_init
 from backalley.store.tables import game_tables, rows_table
@@ -254,7 +255,10 @@ def ingest_items(
         writer.finish()
         # Fold the log into the file now, under the ingest's memory cap: left to the close,
         # the checkpoint would run with the connection's larger cap and peak there.
+        # The workers are done by now: the checkpoint gets DuckDB's own thread count back (it
+        # compresses the tables' row groups in parallel).
         if checkpoint:
+            settings.restore("threads")
             store.con.execute("CHECKPOINT")
     except BaseException as exc:
         writer.abort()
@@ -292,13 +296,19 @@ class _Settings:
         self.con = store.con
         self.old: dict[str, str] = {}
         for name, value in values.items():
-            old = str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+            old = self._current(store, name)
             try:
                 self.con.execute(f"SET {name} = '{value}'")
             except duckdb.Error as exc:
                 self.restore()
                 raise StoreError(f"{store.path}: DuckDB refused {name} = {value}: {one_line(exc)}") from None
             self.old[name] = old
+
+    def _current(self, store: Store, name: str) -> str:
+        """The setting's value as set: the store's own ``memory_limit`` text rather than DuckDB's rounded one."""
+        if name == "memory_limit" and store.memory_limit is not None:
+            return store.memory_limit
+        return str(self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
 
     @classmethod
     def for_ingest(cls, store: Store, memory_limit: str) -> _Settings:
@@ -311,8 +321,11 @@ class _Settings:
         }
         return cls(store, values)
 
-    def restore(self) -> None:
+    def restore(self, *names: str) -> None:
+        """Put these settings back (all of them without ``names``)."""
         for name, value in self.old.items():
+            if names and name not in names:
+                continue
             with contextlib.suppress(duckdb.Error):  # best effort: the connection may be gone
                 self.con.execute(f"SET {name} = '{value}'")
 
@@ -376,7 +389,7 @@ def built_chunks(
             pre, todo = split(batch)
             yield merge(batch, pre, [build_item(x, sha) if build is None else build(x) for x, sha in todo])
         return
-    ctx = pool_context(["backalley.store.rows"])
+    ctx = pool_context(ROW_WORKER_PRELOAD)
     # ProcessPoolExecutor, not multiprocessing.Pool: the pool's worker-handler thread also waits on the
     # result pipe, so it woke again and again while a result sat there unread (about 1 s of this
     # process's CPU in an ingest of 10,000 standard games on two cores).

@@ -21,8 +21,9 @@ A partition's key is a hash of its source, byte range and content: a re-run (or 
 retried task) whose key is in ``partitions`` is not committed again.  A run
 killed between steps 2 and 3 left table versions that no ``partitions`` row
 names; the next run restores those tables to the versions the last committed
-partition recorded (:meth:`Lake.recover`) before it starts.  One ingest writes
-to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
+partition recorded (:meth:`Lake.recover`) before it starts.  ``analyze --lake``
+(:mod:`backalley.analysis.cluster`) commits its batches of double-dummy rows the
+same way (:meth:`Lake.commit_batch`).  One ingest or analysis writes to a lake at a time.  :func:`attach` makes a DuckDB file whose base tables are
 views over the lake's files, and whose user-facing views (``games``, ``plays``,
 …) are the store's own (:func:`backalley.store.schema.create_views`).  See docs/scale-out.md.
 """
@@ -33,6 +34,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -51,20 +53,23 @@ from backalley.records import sources
 from backalley.records.sources import InputFile, Item, expand, range_items, read_file
 from backalley.store.database import LAKE_KEY, Store, one_line
 from backalley.store.ingest import CHUNK, Chunk, RunSummary, Writer, built_chunks
-from backalley.store.schema import NARROW_TABLES, SCHEMA_VERSION, create_views
+from backalley.store.schema import DD_TABLES, NARROW_TABLES, SCHEMA_VERSION, create_views
 from backalley.validate import MAX_RECORD_BYTES
 
 #: How to install what the cluster path needs.
 INSTALL_HINT = "pip install 'backalley[cluster]'"
 #: A ``.jsonl`` file larger than this is cut into byte ranges of about this size (one task each).
 PARTITION_BYTES = 32 * 1024 * 1024
-#: The Delta tables of the rows (the store's base tables, :func:`backalley.store.tables.game_tables`, and
-#: ``rejects``): with :data:`PARTITIONS` and :data:`RUNS`, the only tables in the lake's folder an
-#: ingest writes, restores or reads; any other table there is left alone.
-DATA_TABLES = (*NARROW_TABLES, "rejects")
-#: The Delta table of committed partitions (the commit marker), and that of the ingest runs.
+#: The Delta tables of the rows (the store's base tables, :func:`backalley.store.tables.game_tables`,
+#: ``rejects``, and the double-dummy tables ``analyze --lake`` writes): with :data:`PARTITIONS` and
+#: :data:`RUNS`, the only tables in the lake's folder an ingest or analysis writes, restores or reads;
+#: any other table there is left alone.
+DATA_TABLES = (*NARROW_TABLES, "rejects", *DD_TABLES)
+#: The Delta table of committed partitions and analysis batches (the commit marker), and that of the ingest runs.
 PARTITIONS = "partitions"
 RUNS = "ingest_runs"
+#: The ``source`` of an analysis batch's row in :data:`PARTITIONS` (:meth:`Lake.commit_batch`).
+ANALYSIS_SOURCE = "analyze"
 #: What the writer looks up in the store to decide a record's fate (ingest.Writer: the stored
 #: games by game_id and content hash, their source, line and validity, the largest game key;
 #: the rejects by key): the index holds only these columns of these base tables.  The first
@@ -353,6 +358,24 @@ class Lake:
         dt.update_incremental()
         return int(dt.version())
 
+    def commit_batch(self, key: str, tables: dict[str, pa.Table], games: int) -> None:
+        """Append an analysis batch's rows (``analyze --lake``), then its :data:`PARTITIONS` row: the commit.
+
+        As for an ingest's partition, a run killed between the two leaves table versions no
+        committed row names, which the next run restores (:meth:`recover`).
+        """
+        versions = {name: self.append(name, table) for name, table in tables.items() if table.num_rows}
+        row: dict[str, Any] = {
+            "partition_key": key,
+            "source": ANALYSIS_SOURCE,
+            "start": 0,
+            "committed_at": datetime.now(UTC),
+            **dict.fromkeys(_COUNTERS, 0),
+            "records": games,
+            "versions": json.dumps(versions),
+        }
+        self.append(PARTITIONS, pa.Table.from_pylist([row], schema=_PARTITION_SCHEMA))
+
     def partitions(self) -> list[dict[str, Any]]:
         """The committed partitions' rows."""
         t = self.read(PARTITIONS)
@@ -639,8 +662,15 @@ def connect(spec: str, *, processes: bool = True) -> Iterator[Any]:
     if m is not None:
         n = int(m.group(1)) if m.group(1) else (os.cpu_count() or 1)
         # The scheduler's HTTP server always starts: on a free port, not on 8787 (maybe taken).
+        # Its workers' own logs are silenced below CRITICAL: a task's failure reaches the client
+        # as the task's exception, and a worker's heartbeat racing the cluster's shutdown would
+        # otherwise print a traceback after the command's output.
         cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0"
+            n_workers=n,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
         )
         try:
             with distributed.Client(cluster) as client:
@@ -889,8 +919,8 @@ def _run_row(index: _Index, run: RunSummary) -> pa.Table:
 def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None = None) -> dict[str, int]:
     """Make ``db`` a store whose base tables are views over the lake's current files; returns each one's file count.
 
-    The lake's tables (``g_games``, ``g_deals``, …, ``rejects``, ``ingest_runs``) become
-    views with the store's columns and types (the game key 64-bit, :data:`GAME_KEY`), and the
+    The lake's tables (``g_games``, ``g_deals``, …, ``rejects``, ``ingest_runs``, and the
+    ``dd_*`` tables of ``analyze --lake``) become views with the store's columns and types (the game key 64-bit, :data:`GAME_KEY`), and the
     store's views over them (``games``, ``plays``, ``player_summary``, …) are created again
     by the store's one view DDL.  Run it again after an ingest: a Delta table's files change
     with every commit.
@@ -903,7 +933,7 @@ def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None
     created = not target.exists()
     try:
         with Store.open(target) as store:
-            _check_attachable(store)
+            _check_attachable(store, [name for name, files in found.items() if files])
             counts: dict[str, int] = {}
             with store.atomic():
                 for name, files in found.items():
@@ -922,11 +952,31 @@ def attach(lake_uri: str, db: Path | str, storage_options: dict[str, str] | None
     return counts
 
 
-def _check_attachable(store: Store) -> None:
+def _check_attachable(store: Store, replaced: list[str]) -> None:
+    """Refuse to attach over rows of the file's own: an ingested store, or tables the lake's views would replace."""
     con = store.con
     attached = con.execute("SELECT count(*) FROM meta WHERE key = ?", [LAKE_KEY]).fetchall()[0][0]
     if not attached and store.count("games"):
         raise LakeError(f"{store.path}: holds an ingested store; attach a lake to a new file")
+    for name in replaced:
+        rows = _own_rows(store, name)
+        if rows:
+            raise LakeError(
+                f"{store.path}: its own table {name} holds {rows} rows (written by `analyze --db`) that the lake's"
+                f" {name} would replace; attach the lake to a new file, and analyse a lake with `analyze --lake`"
+            )
+
+
+def _own_rows(store: Store, name: str) -> int:
+    """The rows of ``name`` when it is a base table of the file (0 when it is a view, or absent)."""
+    kind = store.con.execute(
+        "SELECT table_type FROM information_schema.tables WHERE table_schema = 'main'"
+        " AND table_catalog = current_database() AND table_name = ?",
+        [name],
+    ).fetchall()
+    if not kind or kind[0][0] == "VIEW":
+        return 0
+    return int(store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0])
 
 
 def _columns(store: Store, name: str) -> list[tuple[str, str]]:
@@ -959,6 +1009,7 @@ def _literal(text: str) -> str:
 
 
 __all__ = [
+    "ANALYSIS_SOURCE",
     "INSTALL_HINT",
     "PARTITION_BYTES",
     "Lake",
