@@ -123,7 +123,7 @@ def test_schema_1_gains_the_api_tokens_and_dd_tables(tmp_path: Path) -> None:
         s.con.execute("DROP TABLE dd_deal_sides")
         s.con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with Store.open(db) as s:
-        assert s.schema_version() == schema.SCHEMA_VERSION == 8
+        assert s.schema_version() == schema.SCHEMA_VERSION == 9
         assert s.count("dd_deals") == 0 and s.count("dd_plays") == 0 and s.count("dd_deal_sides") == 0
         assert s.con.execute("SELECT count(*) FROM api_tokens").fetchone() == (0,)
 

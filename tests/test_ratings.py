@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
+import gzip
+import math
 import random
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
+import trueskillthroughtime as ttt  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
+from backalley.analysis import ratings as ratings_mod
 from backalley.analysis.ratings import (
     MIN_PARTNERS,
     PROVISIONAL_SIGMA,
+    RATING_COLUMNS,
+    RatingError,
     Result,
+    games_stamp,
     pair_name,
+    ratings_current,
     ratings_of,
     read_results,
     store_ratings,
+    stored_ratings,
 )
 from backalley.cli.app import app
 from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
+from backalley.store.database import Store
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 runner = CliRunner()
 #: Hidden skills of a population: each side's score is its players' skills plus noise.
@@ -114,3 +127,116 @@ def test_cli_prints_the_ratings(db: Path, tmp_path: Path) -> None:
     assert "standard+no_partnerships: players" in result.output
     missing = runner.invoke(app, ["ratings", "--db", str(tmp_path / "none.duckdb")])
     assert missing.exit_code == 2 and "no database at" in missing.output
+
+
+def _table(db: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings ORDER BY ALL").fetchall()
+
+
+def _fitted(db: Path) -> list[tuple[object, ...]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return sorted(tuple(getattr(r, c) for c in RATING_COLUMNS) for r in store_ratings(con))
+
+
+def test_ingest_stores_the_ratings(db: Path) -> None:
+    rows = _table(db)
+    assert rows and rows == _fitted(db)
+    kinds = {(r[1], r[2]) for r in rows}
+    assert kinds == {("", "pair"), ("", "player"), ("no_partnerships", "player")}
+    pairs = [r for r in rows if r[2] == "pair"]
+    assert all(r[3] == pair_name(tuple(str(r[3]).split(" & "))) and r[8] == 0 for r in pairs)
+    assert all(r[7] == (float(str(r[5])) > PROVISIONAL_SIGMA) for r in rows)
+
+
+def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE ratings SET mu = 99")
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(2, seed=7, players=6)), encoding="utf-8")
+    same = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
+    assert same.exit_code == 0 and "ratings refreshed: " in same.output
+    assert _table(copy) == _fitted(copy) and all(r[4] != 99 for r in _table(copy))
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE ratings SET mu = 99")
+    again = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # duplicates only: kept
+    assert again.exit_code == 0 and "ratings refreshed" not in again.output
+    assert {r[4] for r in _table(copy)} == {99}
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+        con.execute("DELETE FROM meta WHERE key = 'ratings_stamp'")  # as a store just upgraded to version 9
+    runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])  # not fitted to these games: filled
+    assert _table(copy) == _fitted(copy)
+    with duckdb.connect(str(copy), read_only=True) as con:
+        assert ratings_current(con)
+
+
+def test_the_ratings_command_refreshes_the_table(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+    assert runner.invoke(app, ["ratings", "--db", str(copy)]).exit_code == 0
+    assert _table(copy) == _table(db)
+
+
+def test_a_version_8_store_gains_an_empty_ratings_table_filled_at_the_next_refresh(tmp_path: Path) -> None:
+    db = tmp_path / "v8.duckdb"
+    with gzip.open(FIXTURES / "store-v8.duckdb.gz", "rb") as src, db.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with duckdb.connect(str(db), read_only=True) as con:
+        before = con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall()
+    with Store.open(db) as s:
+        assert s.schema_version() == 9 and not ratings_current(s.con)
+        assert s.con.execute("SELECT count(*) FROM ratings").fetchall() == [(0,)]
+        assert (
+            s.con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall() == before
+        )
+        assert stored_ratings(s.con) == []
+    result = runner.invoke(app, ["ratings", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    rows = _table(db)
+    assert rows == _fitted(db) and {r[0] for r in rows} == {"standard", "pereulok", "bab-online"}
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert ratings_current(con)
+        assert con.execute("SELECT value FROM meta WHERE key = 'ratings_stamp'").fetchall() == [(games_stamp(con),)]
+
+
+def test_a_rare_draws_narrow_interval_stays_finite() -> None:
+    # Values met fitting 4,000 simulated games with one draw: the library's 1 − w rounds below 0 there.
+    mu, sigma, margin = 0.18158572489991553, 1.4692068458546814, 0.002658719161634155
+    _, w = ttt.v_w(mu, sigma, margin, True)
+    assert 1 - w < 0
+    got_mu, got_sigma = ratings_mod._trunc(mu, sigma, margin, True)
+    assert abs(got_mu) < margin and got_sigma == pytest.approx(margin / math.sqrt(3))
+    assert ratings_mod._trunc(0.0, 1.0, 0.1, False)[1] == pytest.approx(math.sqrt(1 - ttt.v_w(0.0, 1.0, 0.1, False)[1]))
+
+
+def test_a_fit_that_fails_is_said_not_a_traceback(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr(ttt.History, "convergence", broken)
+    with pytest.raises(RatingError, match="could not fit"):
+        ratings_of("standard", "", [Result((("A", "B"), ("C", "D")), (1.0, 0.0), 1)])
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    result = runner.invoke(app, ["ratings", "--db", str(copy)])
+    assert result.exit_code == 2 and "could not fit" in result.output and "Traceback" not in result.output
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(1, seed=8, players=6)), encoding="utf-8")
+    stored = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
+    assert stored.exit_code == 0 and "ratings not refreshed: TrueSkill Through Time could not fit" in stored.output
+
+
+def test_ingest_without_ratings_leaves_them(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("DELETE FROM ratings")
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(1, seed=9, players=6)), encoding="utf-8")
+    result = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", "--no-ratings", str(more)])
+    assert result.exit_code == 0 and "ratings refreshed" not in result.output and _table(copy) == []

@@ -151,7 +151,7 @@ def test_event_filter(db: Path) -> None:
 
 def test_files_show_the_figures(out: Path) -> None:
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    assert "| alice | 2 | 0% (0/2; 95% CI 0–66%) | −9.80 | 25.0% (1/4; 95% CI 5–70%) | 1.50 | −0.50 |" in summary
+    assert "| alice | 2 | 0% (0/2; 95% CI 0–66%) | −9.80 | — | 25.0% (1/4; 95% CI 5–70%) | 1.50 | −0.50 |" in summary
     assert "| bob | 2 | 100% (2/2; 95% CI 34–100%) | 0.00 |" in summary
     assert "| rejected | 1 |" in summary and "| REVOKE | 2 | 1 | 2 |" in summary
     page = (out / player_file("alice")).read_text(encoding="utf-8")

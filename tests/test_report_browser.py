@@ -247,3 +247,55 @@ def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) ->
         scroll, inner = browser.scroll_width()
         assert scroll <= inner + 1, (page.name, scroll, inner)
         assert not seen, (page.name, seen)
+
+
+def test_ratings_calibration_and_the_luck_ledger_render(tmp_path: Path, browser: Browser) -> None:
+    """A store rated at ingest and analysed: the leaderboard's rating view, the ratings, their calibration
+    charts, and a player's ratings and luck ledger load cleanly, on desktop and phone."""
+    from typer.testing import CliRunner
+
+    from backalley.cli.app import app
+    from backalley.simulate import simulate_games
+
+    games = tmp_path / "games.jsonl"
+    games.write_text("".join(line + "\n" for line in simulate_games(40, seed=16, players=6)), encoding="utf-8")
+    db = tmp_path / "store.duckdb"
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    summary = write_reports(db, tmp_path / "reports", workers=1)
+    con = open_store(db)
+    lb = compute(con).leaderboard
+    con.close()
+    uri = summary.index.resolve().as_uri()
+    assert not browser.open(uri)
+    evaluate(
+        browser, "document.querySelector('#leaderboard-by-points th a[href=\"#leaderboard-by-rating\"]').click(); true"
+    )
+    [(anchor, players, sorted_by)] = visible_view(browser)
+    by_rating = lb.sort(["rating", "rating_games", "player"], descending=[True, True, False], nulls_last=True)
+    assert anchor == "leaderboard-by-rating" and sorted_by.startswith("rating (μ − 3σ)")
+    assert players == by_rating["player"].to_list() and lb["rating"].null_count() < lb.height
+    tables = evaluate(
+        browser,
+        "['ratings', 'ratings-calibration'].map(id => [...document.querySelectorAll('h2#' + id + ' ~ *')]"
+        ".filter(e => e.querySelector('tbody')).length)",
+    )
+    assert all(n >= 1 for n in tables), tables
+    charts = evaluate(browser, "[...document.querySelectorAll('svg title')].map(t => t.textContent)")
+    assert {"Calibration: standard, partnerships", "Calibration: standard, players"} <= set(charts), charts
+    browser.screenshot(screenshots_dir() / "ratings_index.png", 1100)
+    assert not browser.open(uri, width=390, mobile=True)
+    scroll, inner = browser.scroll_width()
+    assert scroll <= inner + 1, (scroll, inner)
+    page = summary.player_pages[0]
+    assert not browser.open(page.resolve().as_uri())
+    shown = evaluate(
+        browser,
+        "['ratings', 'luck-ledger'].map(id => !!document.getElementById(id) && document.getElementById(id)"
+        ".checkVisibility())",
+    )
+    assert shown == [True, True], shown
+    titles = evaluate(browser, "[...document.querySelectorAll('svg title')].map(t => t.textContent)")
+    assert any(t.startswith("Cards, bidding and play") for t in titles), titles
+    browser.screenshot(screenshots_dir() / "ratings_player.png", 1100)

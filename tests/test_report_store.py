@@ -67,6 +67,8 @@ def test_reports_on_the_store(store: Path, tmp_path: Path) -> None:
     con.close()
     assert {p.name for p in s.player_pages} == {Path(player_file(p)).name for p in players}
     index = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert index.count("<svg") == 2 and "Leaderboard" in index
+    before, calibration = index.split('id="ratings-calibration"')
+    assert before.count("<svg") == 2 and "Leaderboard" in index
+    assert calibration.count("<svg") == 2  # the ratings' calibration: partnerships and players
     md = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "## Leaderboard" in md and "| invalid |" in md

@@ -78,3 +78,41 @@ def test_upload_in_the_browser_and_follow_a_violation(server: str, browser: Brow
     browser.screenshot(screenshots_dir() / "service_deal_viewer.png", 1100)
     if os.environ.get("SERVICE_SCREENSHOT"):
         browser.screenshot(Path(os.environ["SERVICE_SCREENSHOT"]), 1100)
+
+
+def test_a_players_page_shows_the_ratings_and_the_luck_ledger(browser: Browser, tmp_path: Path) -> None:
+    """A store rated at ingest and analysed, served: a player's page and the players' index show the ratings,
+    the page the luck ledger and its chart; the API gives the same player's ratings."""
+    import json
+    import urllib.request
+
+    from typer.testing import CliRunner
+
+    from backalley.cli.app import app
+    from backalley.simulate import simulate_games
+
+    games, db = tmp_path / "games.jsonl", tmp_path / "s.duckdb"
+    games.write_text("".join(line + "\n" for line in simulate_games(12, seed=17, players=6)), encoding="utf-8")
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
+    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    name = json.loads(games.read_text(encoding="utf-8").splitlines()[0])["players"]["N"]
+    with served(db) as base:
+        browser.open(f"{base}/players")
+        assert not page_problems(browser, base), page_problems(browser, base)
+        assert js(browser, "!!document.getElementById('leaderboard-by-rating') && !!document.getElementById('ratings')")
+        browser.open(f"{base}/players/{name}")
+        assert not page_problems(browser, base), page_problems(browser, base)
+        shown = js(browser, "['ratings', 'luck-ledger'].map(id => document.getElementById(id)?.checkVisibility())")
+        assert shown == [True, True], shown
+        titles = js(browser, "[...document.querySelectorAll('svg title')].map(t => t.textContent)")
+        assert any(t.startswith("Cards, bidding and play") for t in titles), titles
+        own = js(
+            browser,
+            "[...document.querySelectorAll('h2#ratings ~ * tbody tr td:first-child')].map(td => td.textContent)",
+        )
+        assert name in own, own
+        with urllib.request.urlopen(f"{base}/api/v1/players/{name}", timeout=30) as r:
+            rated = json.load(r)["ratings"]
+        assert {r["kind"] for r in rated} == {"pair", "player"}
+        browser.screenshot(screenshots_dir() / "service_player_ratings.png", 1100)

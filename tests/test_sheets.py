@@ -302,7 +302,7 @@ def test_a_version_7_store_upgrades_and_then_stores_sheets(tmp_path: Path) -> No
         before = con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall()
         deals = con.execute("SELECT count(*) FROM deals").fetchone()
     with Store.open(db) as s:
-        assert s.schema_version() == 8
+        assert s.schema_version() == 9
         assert s.con.execute("SELECT count(*) FROM games WHERE sheet").fetchone() == (0,)
         after = s.con.execute("SELECT game_id, status, score_ns, score_ew FROM games ORDER BY game_id").fetchall()
         assert after == before and s.con.execute("SELECT count(*) FROM deals").fetchone() == deals

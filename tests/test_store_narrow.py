@@ -106,7 +106,7 @@ def test_a_version_4_file_upgrades_in_place_and_answers_as_a_fresh_ingest(
 
     monkeypatch.setattr(migrations, "MIGRATION_BATCH", 7)  # many batches of games, as a large file has
     with Store.open(db) as s:
-        assert s.schema_version() == schema.SCHEMA_VERSION == 8
+        assert s.schema_version() == schema.SCHEMA_VERSION == 9
         kinds = dict(s.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
     assert {kinds[t] for t in schema.GAME_TABLES} == {"VIEW"}
     assert {kinds[t] for t in schema.NARROW_TABLES} == {"BASE TABLE"}

@@ -513,6 +513,14 @@ def ingest(
         ),
     ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the run summary as JSON on stdout.")] = False,
+    no_ratings: Annotated[
+        bool,
+        typer.Option(
+            "--no-ratings",
+            help="Do not refresh the ratings after storing (on a large store that takes longer than the ingest: "
+            "run `backalley ratings` once after a series of ingests).",
+        ),
+    ] = False,
     memory_limit: Annotated[
         str | None,
         typer.Option(
@@ -549,8 +557,9 @@ def ingest(
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again. With --cluster and --lake the same runs on Dask into a Delta Lake
-    (query it after `backalley attach`).
+    be run again. The ratings (table `ratings`) are refreshed afterwards unless they
+    were fitted to the games stored now (--no-ratings: not). With --cluster and --lake the same
+    runs on Dask into a Delta Lake (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
     invalid, conflicting or rejected (still recorded), 2 for usage or database errors.
@@ -601,6 +610,8 @@ def ingest(
                 memory_limit=memory_limit,
                 max_record_bytes=limit,
             )
+            if run.records and not no_ratings:
+                _refresh_ratings(store)
     except StoreError as exc:
         raise fail(str(exc)) from None
     except WorkerDied as exc:
@@ -609,6 +620,24 @@ def ingest(
         raise fail(f"no records in {', '.join(paths)} (only blank lines)")
     print_run(run, json_out)
     raise typer.Exit(0 if run.clean else 1)
+
+
+def _refresh_ratings(store: "Store") -> None:
+    """After an ingest: the ratings refreshed unless they are current (docs/metrics.md, "Ratings"), or a note on
+    stderr saying why not."""
+    import duckdb
+
+    from backalley.analysis.ratings import RatingError, refresh_if_stale
+    from backalley.store.database import one_line
+
+    try:
+        rows = refresh_if_stale(store.con)
+    except (RatingError, duckdb.Error) as exc:
+        note(f"ratings not refreshed: {one_line(exc)}")
+        return
+    if rows:
+        pairs = sum(r.kind == "pair" for r in rows)
+        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players")
 
 
 def print_run(run: "RunSummary", json_out: bool) -> None:
@@ -782,9 +811,10 @@ def _analyse_on(
 
 @app.command()
 def ratings(db: DbOption = None) -> None:
-    """Print the ratings (TrueSkill Through Time) of every partnership and player, per ruleset and options.
+    """Refit the ratings (TrueSkill Through Time) of every partnership and player, per ruleset and options,
+    store them (table `ratings`) and print them.
 
-    Exit status: 0 ok, 2 store error.
+    Exit status: 0 ok, 2 store error or a fit that failed.
     """
     from backalley.analysis.ratings import RatingError, ratings_lines
     from backalley.store.database import default_db

@@ -376,3 +376,21 @@ def luck_over_games(games: pl.DataFrame, prefix: str, title: str) -> str | None:
     entries = [(name, colour, "line") for name, colour, _ in lines]
     plot.legend(entries, _best_corner(plot, entries, [pts for _, _, pts in lines]))
     return plot.svg()
+
+
+def win_calibration(bins: Sequence[tuple[float, float, int]], prefix: str, title: str) -> str | None:
+    """Predicted chance of winning against the share won, per bin of predictions (predicted, observed, n),
+    with the diagonal of perfect calibration."""
+    mine = [((p, o), n) for p, o, n in bins if n and math.isfinite(p) and math.isfinite(o)]
+    if not mine:
+        return None
+    plot = _Plot(prefix, title, (-0.02, 1.02), (-0.02, 1.02))
+    ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    plot.axes(ticks, ticks, "predicted chance of winning; dot size = predictions", "share won", xgrid=True)
+    plot.line([(0.0, 0.0), (1.0, 1.0)], MUTED, 1, dash="4 3")
+    plot.line([p for p, _ in mine], ACCENT, 1.5)
+    plot.dots(
+        [p for p, _ in mine], ACCENT, [math.sqrt(min(120.0, 12.0 + 6.0 * math.sqrt(n))) * 50 / 72 for _, n in mine]
+    )
+    plot.legend([("predicted = won", MUTED, "dash"), ("the ratings", ACCENT, "dot")], "upper left")
+    return plot.svg()

@@ -58,6 +58,7 @@ from backalley.reporting.cells import (
 from backalley.reporting.dd_sections import dd_sections, ruleset_dd_sections
 from backalley.reporting.luck import luck_sections
 from backalley.reporting.metrics import BOARD_LEVEL_NAMES, Metrics, is_plain, wilson
+from backalley.reporting.ratings import calibration_sections, leaderboard_cell, rating_card, ratings_sections
 
 # ---------------------------------------------------------------- file names
 
@@ -219,6 +220,8 @@ def index_page(m: Metrics, linked: Mapping[str, str]) -> str:
         if not is_plain(r["ruleset"], r["options"]):
             b += ruleset_section(m, r["ruleset"], r["options"], linked)
     b += luck_sections(m, linked)
+    b += ratings_sections(m, linked)
+    b += calibration_sections(m)
     b += _quality_section(m, linked)
 
     b.append(Heading("Players"))
@@ -308,6 +311,7 @@ LEADERBOARD_HEADERS = [
     "player",
     "points / deal",
     "won",
+    "rating (μ − 3σ)",
     "exact bids",
     "boards made",
     "mean |error|",
@@ -318,6 +322,7 @@ LEADERBOARD_HEADERS = [
 SORT_KEYS = (
     SortKey("leaderboard-by-points", "points / deal", (("points_per_deal", True),)),
     SortKey("leaderboard-by-won", "won", (("won_rate", True), ("games", True))),
+    SortKey("leaderboard-by-rating", "rating (μ − 3σ)", (("rating", True), ("rating_games", True))),
     SortKey("leaderboard-by-exact", "exact bids", (("exact_rate", True), ("numeric_bids", True))),
     SortKey("leaderboard-by-boards", "boards made", (("boards_rate", True), ("boards_claimed", True))),
     SortKey("leaderboard-by-error", "mean |error|", (("mean_abs_error", False), ("numeric_bids", True))),
@@ -332,6 +337,7 @@ def _leaderboard_row(
         Markup(f"{i}. ") + player_link(r["player"], False, linked),
         fmt_num(r["points_per_deal"]),
         rate(r["games_won"], r["games"], fields.get("games_won")),
+        leaderboard_cell(r),
         rate(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
         rate(r["boards_made"], r["boards_claimed"], fields.get("boards_made")),
         fmt_num(r["mean_abs_error"]),
@@ -509,6 +515,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
         if not others:
             b.append(note("This player has no scored deal in a valid game."))
         b += others
+        b += ratings_sections(m, linked, player)
         b += _quality_section(m, linked, player)
         return page(f"{player}", sub, b, root="../")
     r = lb.row(0, named=True)
@@ -533,6 +540,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
                     _rate_sub(r["games_won"], r["games"]),
                 ),
                 card("points / deal", fmt_num(r["points_per_deal"]), f"over {fmt_int(r['deals'])} deals"),
+                rating_card(r),
                 card(
                     "exact bids",
                     _rate_value(r["exact_bids"], r["numeric_bids"], fields.get("exact_bids")),
@@ -685,6 +693,7 @@ def player_page(m: Metrics, player: str, linked: Mapping[str, str]) -> str:
         b += dd_sections(m, linked, player)
     b += player_ruleset_sections(m, player, linked)
     b += luck_sections(m, linked, player)
+    b += ratings_sections(m, linked, player)
     b += _quality_section(m, linked, player)
     return page(f"{player}", sub, b, root="../")
 

@@ -16,6 +16,7 @@ from backalley.reporting.dd_sections import (
     mean_text,
 )
 from backalley.reporting.metrics import PLAIN, Metrics, is_plain
+from backalley.reporting.ratings import rating_words
 
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
@@ -70,6 +71,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
                 "games",
                 "won",
                 "points/deal",
+                "rating (μ − 3σ)",
                 "exact bids",
                 "mean abs error",
                 "mean error",
@@ -82,6 +84,7 @@ def summary_markdown(m: Metrics, linked: Mapping[str, str], top: int = 20) -> st
                     fmt_int(r["games"]),
                     rate_text(r["games_won"], r["games"]),
                     fmt_num(r["points_per_deal"]),
+                    rating_words(r),
                     rate_text(r["exact_bids"], r["numeric_bids"]),
                     fmt_num(r["mean_abs_error"]),
                     fmt_num(r["mean_signed_error"], signed=True),

@@ -19,7 +19,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from backalley.analysis.calibration import Calibration, store_calibration
 from backalley.analysis.ledger import luck_figures
+from backalley.analysis.ratings import RATING_COLUMNS, RATING_SCHEMA, RatingError, stored_ratings
 from backalley.reporting.scope import Period
 from backalley.rules import PLAIN as PLAIN_RULES
 from backalley.rules import RULESETS, Ruleset
@@ -177,6 +179,12 @@ class Metrics:
     #: Per ruleset, options and player, game after game: the running sums of cards, bidding and play.
     luck_games: pl.DataFrame = field(default_factory=pl.DataFrame)
     luck_sheets: int = 0
+    #: The stored ratings (docs/metrics.md, "Ratings"): the ``ratings`` table's columns and ``conservative``
+    #: (μ − 3σ) and ``identifiable``; the whole store's, of the report's ruleset when it names one.
+    ratings: pl.DataFrame = field(default_factory=pl.DataFrame)
+    #: The ratings' held-out calibration per ruleset, options and kind of rating (the whole store's), or why not.
+    rating_calibration: list[Calibration] = field(default_factory=list)
+    rating_calibration_error: str | None = None
     #: The ruleset ``report --ruleset`` restricted the report to, if any.
     ruleset: str | None = None
     #: The days ``report --since/--until`` restricted the report to (open: every game).
@@ -544,7 +552,12 @@ def compute(
     per_ruleset = _ruleset_figures(q)
     dd = _dd_figures(con, q)
     luck = _luck(con, "sheet" in have_g)
+    ratings = _ratings(con, ruleset)
+    calibrated, calibration_error = _calibration(con)
     return Metrics(
+        ratings=ratings,
+        rating_calibration=[c for c in calibrated if ruleset in (None, c.ruleset)],
+        rating_calibration_error=calibration_error,
         luck_players=luck["luck_players"],
         luck_pairs=luck["luck_pairs"],
         pop_luck=luck["pop_luck"],
@@ -568,7 +581,7 @@ def compute(
         event=event,
         population=population,
         players=players,
-        leaderboard=leaderboard,
+        leaderboard=with_ratings(leaderboard, ratings),
         bids_by_hand=bids_by_hand,
         bids_by_trump=bids_by_trump,
         bids_by_position=bids_by_position,
@@ -664,6 +677,59 @@ def _has_dd(con: duckdb.DuckDBPyConnection) -> bool:
         for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()
     }
     return {"dd_deals", "dd_plays", "dd_deal_sides"} <= tables and _columns(con, "player_deals") >= _DD_NEEDS
+
+
+#: The ratings' columns in the report's frame: the table's, the conservative rating and whether it is identifiable.
+REPORT_RATING_SCHEMA: dict[str, Any] = {**RATING_SCHEMA, "conservative": pl.Float64, "identifiable": pl.Boolean}
+
+
+def _ratings(con: duckdb.DuckDBPyConnection, ruleset: str | None) -> pl.DataFrame:
+    """The stored ratings (none when the store has no ``ratings`` table), of ``ruleset`` when given."""
+    rows = [
+        (*(getattr(r, c) for c in RATING_COLUMNS), r.conservative, r.identifiable)
+        for r in stored_ratings(con)
+        if ruleset in (None, r.ruleset)
+    ]
+    return pl.DataFrame(rows, schema=REPORT_RATING_SCHEMA, orient="row")
+
+
+def with_ratings(leaderboard: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFrame:
+    """The leaderboard (plain standard games) with each player's rating: ``rating`` (μ − 3σ, null when not
+    identifiable), ``rating_games``, ``rating_provisional`` and ``rating_partners`` (null without a rating)."""
+    mine = ratings.filter(
+        (pl.col("ruleset") == "standard") & (pl.col("options") == "") & (pl.col("kind") == "player")
+    ).select(
+        pl.col("subject").alias("player"),
+        pl.when(pl.col("identifiable")).then(pl.col("conservative")).alias("rating"),
+        pl.col("games").alias("rating_games"),
+        pl.col("provisional").alias("rating_provisional"),
+        pl.col("partners").alias("rating_partners"),
+    )
+    return leaderboard.join(mine, on="player", how="left")
+
+
+#: Games of each ruleset and options the calibration reads: the latest, a bound on its time (each fit
+#: of TrueSkill Through Time takes about 2 ms of CPU a game).
+CALIBRATION_GAMES = 2_000
+
+
+def _calibration(con: duckdb.DuckDBPyConnection) -> tuple[list[Calibration], str | None]:
+    """The ratings' calibration, when the store has the ratings (a backalley store of schema 9 or later); or
+    why it could not be computed (the report says so in its place)."""
+    if not _has_tables(con, {"ratings", "game_sides"}):
+        return [], None
+    try:
+        return store_calibration(con, CALIBRATION_GAMES), None
+    except RatingError as exc:
+        return [], str(exc)
+
+
+def _has_tables(con: duckdb.DuckDBPyConnection, names: set[str]) -> bool:
+    found = con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_name IN ?",
+        [list(names)],
+    ).fetchall()
+    return {str(r[0]) for r in found} == names
 
 
 def _luck(con: duckdb.DuckDBPyConnection, sheets: bool) -> dict[str, Any]:

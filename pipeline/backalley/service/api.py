@@ -454,7 +454,7 @@ def dd_json(dd: DoubleDummy | None) -> dict[str, Any] | None:
     return {"analysed": dd.analysed, "values": dd.values, "costs": costs}
 
 
-@router.get("/players/{player_id:path}", summary="A player's figures and games")
+@router.get("/players/{player_id:path}", summary="A player's figures, ratings and games")
 def player(player_id: str, svc: Service = Depends(reader)) -> dict[str, Any]:
     with svc.reader() as cur:
         found = data.player(cur, player_id)

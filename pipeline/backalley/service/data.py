@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import orjson
 
+from backalley.analysis.ratings import player_ratings
 from backalley.cards import SEATS
 from backalley.records.sources import dumps, parse
 from backalley.rules import PLAIN
@@ -394,5 +395,6 @@ def player(cur: duckdb.DuckDBPyConnection, player_id: str) -> dict[str, Any] | N
     return {
         "player": player_id,
         "summary": _json_safe(summary[0]) if summary else None,
+        "ratings": [r.as_dict() for r in player_ratings(cur, player_id)],
         "games": [_json_safe(g) for g in games],
     }

@@ -1,6 +1,6 @@
 """The running service: the database's only writer, its reading cursors, upload jobs.
 
-Every write (an upload, a token) runs under one lock; uploads are stored by one
+Every write (an upload, a token, the ratings) runs under one lock; uploads are stored by one
 thread (:class:`~backalley.service.writer.Writer`) through the same ingest code
 as ``backalley ingest`` (:func:`backalley.store.ingest.ingest_items`): idempotent,
 atomic per transaction, conflicts kept in ``rejects``. Reads use cursors of the
@@ -28,6 +28,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
+from backalley.analysis.ratings import RatingError, games_stamp, ratings_current, store_ratings, write_ratings
 from backalley.records.sources import Item, dumps, parse
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
@@ -418,8 +419,24 @@ class Service:
         rest = max(self.settings.metrics_max_age if max_age is None else max_age, cached.seconds / METRICS_SHARE)
         return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
+    def _refresh_ratings(self) -> None:
+        """Refit the ratings and store them (table ``ratings``) unless they were fitted to the games stored now
+        (a store just upgraded has none): fitted on a reading cursor, written under the write lock. A failure is
+        logged; the ratings stay as they were."""
+        try:
+            with self.reader() as cur:
+                if ratings_current(cur):
+                    return
+                stamp = games_stamp(cur)
+                rows = store_ratings(cur)
+            with self.lock, self.store.cursor() as cur:
+                write_ratings(cur, rows, stamp)
+        except (RatingError, duckdb.Error):
+            log.exception("refreshing the ratings failed")
+
     def _figures(self) -> _Figures:
         gen, start = self.generation, time.monotonic()
+        self._refresh_ratings()
         with self.reader() as cur:
             found = compute(cur)
         done = time.monotonic()

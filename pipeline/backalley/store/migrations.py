@@ -253,6 +253,11 @@ def _add_sheets(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(step)
 
 
+def _add_ratings(con: duckdb.DuckDBPyConnection) -> None:
+    """Version 8 -> 9: the ratings' table, empty (filled at the next refresh: ``ingest``, ``ratings``, the service)."""
+    con.execute(TABLE_DDL["ratings"].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+
+
 MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     1: _add_api_tokens,
     2: _add_dd_tables,
@@ -261,6 +266,7 @@ MIGRATIONS: dict[int, Callable[[duckdb.DuckDBPyConnection], None]] = {
     5: _dd_sides,
     6: _redo_dd,
     7: _add_sheets,
+    8: _add_ratings,
 }
 
 

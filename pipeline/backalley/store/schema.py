@@ -23,7 +23,7 @@ from backalley.store.rows import (
 )
 
 #: The schema version this tool writes.  Bump it with every DDL change and add a migration.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 #: Every table, in the order a game's rows are written (``meta`` aside).
 TABLES = (
@@ -133,6 +133,21 @@ CREATE TABLE dd_deal_sides (
     side     VARCHAR NOT NULL,
     dd       INTEGER NOT NULL,
     cost     INTEGER NOT NULL
+)""",
+    # Version 9: the ratings (backalley.analysis.ratings), one row per rated partnership (kind 'pair',
+    # subject 'A & B' in sorted order) or player (kind 'player') of a ruleset and options; the whole
+    # table rewritten after every ingest, by `backalley ratings` and by the service after uploads.
+    "ratings": """
+CREATE TABLE ratings (
+    ruleset      VARCHAR NOT NULL,
+    options      VARCHAR NOT NULL,
+    kind         VARCHAR NOT NULL,
+    subject      VARCHAR NOT NULL,
+    mu           DOUBLE NOT NULL,
+    sigma        DOUBLE NOT NULL,
+    games        INTEGER NOT NULL,
+    provisional  BOOLEAN NOT NULL,
+    partners     INTEGER NOT NULL
 )""",
 }
 
