@@ -28,6 +28,7 @@ import duckdb
 import polars as pl
 import trueskillthroughtime as ttt  # type: ignore[import-untyped]
 
+from backalley.rules import PLAIN
 from backalley.store.database import Store, StoreError, one_line
 
 #: A rating with a σ above this is provisional (the prior's σ is :data:`PRIOR_SIGMA`).
@@ -299,9 +300,9 @@ def player_ratings(con: duckdb.DuckDBPyConnection, player: str) -> list[Rating]:
     sql = (
         f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE (kind = 'player' AND subject = $p)"
         " OR (kind = 'pair' AND list_contains(string_split(subject, ' & '), $p))"
-        " ORDER BY ruleset <> 'standard', ruleset, options, kind DESC, mu - 3 * sigma DESC, subject"
+        " ORDER BY ruleset <> $plain, ruleset, options, kind DESC, mu - 3 * sigma DESC, subject"
     )
-    return [Rating(*row) for row in con.execute(sql, {"p": player}).fetchall()]
+    return [Rating(*row) for row in con.execute(sql, {"p": player, "plain": PLAIN.name}).fetchall()]
 
 
 def rating_text(r: Rating) -> str:

@@ -697,7 +697,7 @@ def with_ratings(leaderboard: pl.DataFrame, ratings: pl.DataFrame) -> pl.DataFra
     """The leaderboard (plain standard games) with each player's rating: ``rating`` (μ − 3σ, null when not
     identifiable), ``rating_games``, ``rating_provisional`` and ``rating_partners`` (null without a rating)."""
     mine = ratings.filter(
-        (pl.col("ruleset") == "standard") & (pl.col("options") == "") & (pl.col("kind") == "player")
+        (pl.col("ruleset") == PLAIN[0]) & (pl.col("options") == PLAIN[1]) & (pl.col("kind") == "player")
     ).select(
         pl.col("subject").alias("player"),
         pl.when(pl.col("identifiable")).then(pl.col("conservative")).alias("rating"),
