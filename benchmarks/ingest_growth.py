@@ -133,7 +133,12 @@ def growth(
         p.unlink(missing_ok=True)
     rows = []
     for k, f in enumerate(files, 1):
-        m = measured([*(backalley or BACKALLEY), "ingest", "--workers", str(workers), "--db", str(db), str(f)])
+        # This build's ingest without the ratings' refit (a whole-history fit: the ``ratings`` stage);
+        # a baseline build given by ``backalley`` may predate the option.
+        ratings = [] if backalley else ["--no-ratings"]
+        m = measured(
+            [*(backalley or BACKALLEY), "ingest", *ratings, "--workers", str(workers), "--db", str(db), str(f)]
+        )
         row = {
             "block": k,
             "stored_before": (k - 1) * block_games,
