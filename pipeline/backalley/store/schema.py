@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 import duckdb
 
 from backalley.cards import NO_TRUMP
+from backalley.rules import RULESETS
 from backalley.store.rows import (
     BID_KINDS,
     CARD_CODES,
@@ -491,7 +492,32 @@ def view_sql(source: Callable[[str], str] = str) -> dict[str, str]:
     """
     tables = {t: source(t) for t in NARROW_TABLES}
     sql = {**_table_views(), **_PLAYER_VIEW_SQL}
-    return {name: f"CREATE OR REPLACE VIEW {name} AS{body.format(**tables)}" for name, body in sql.items()}
+    return {
+        name: f"CREATE OR REPLACE VIEW {name} AS{body.format(**tables, declaring=_DECLARING, solo=_SOLO)}"
+        for name, body in sql.items()
+    }
+
+
+def _quoted(names: list[str]) -> str:
+    return ", ".join("'" + n.replace("'", "''") + "'" for n in names)
+
+
+def _declaring_sql() -> str:
+    """``(ruleset IN (…))``: the rulesets whose auction is one of declarations (no number to bid exactly)."""
+    names = [n for n, cls in RULESETS.items() if cls.auction == "declarations"]
+    return f"(ruleset IN ({_quoted(names)}))" if names else "FALSE"
+
+
+def _solo_sql() -> str:
+    """Whether a game's options (``g.options``) make every seat a side of its own, in SQL."""
+    names = sorted({o for cls in RULESETS.values() for o in cls.known_options if len(cls((o,)).sides) == 4})
+    return f"list_has_any(string_split(g.options, ','), [{_quoted(names)}])" if names else "FALSE"
+
+
+#: The rulesets whose auction is one of declarations, in SQL (from the registry).
+_DECLARING = _declaring_sql()
+#: A game whose options make each seat a side (``no_partnerships``), in SQL (from the registry).
+_SOLO = _solo_sql()
 
 
 #: The double-dummy tables (schema version 3; ``dd_deal_sides`` version 6), derived from a game's
@@ -513,8 +539,7 @@ WITH seats AS (
     SELECT game_id, 'W', player_w, player_e, 'EW' FROM {g_games} WHERE valid
 ),
 sided AS (
-    SELECT s.*, CASE WHEN list_contains(string_split(g.options, ','), 'no_partnerships')
-                     THEN s.seat ELSE s.team END AS side
+    SELECT s.*, CASE WHEN {solo} THEN s.seat ELSE s.team END AS side
     FROM seats s JOIN {g_games} g ON g.game_id = s.game_id
 )
 SELECT
@@ -555,9 +580,9 @@ WITH pd AS (
         avg(team_points) AS points_per_deal,
         count(*) FILTER (WHERE bid_kind = 'declaration') AS declarations,
         count(*) FILTER (WHERE bid_kind = 'declaration' AND team_made) AS declarations_made,
-        count(*) FILTER (WHERE ruleset = 'pereulok' AND leads_first) AS auctions_won
+        count(*) FILTER (WHERE {declaring} AND leads_first) AS auctions_won
     FROM (
-        SELECT *, bid_kind IN ('number', 'pass') AND ruleset <> 'pereulok' AS accuracy FROM player_deals
+        SELECT *, bid_kind IN ('number', 'pass') AND NOT {declaring} AS accuracy FROM player_deals
     )
     GROUP BY player, ruleset, options
 ),
