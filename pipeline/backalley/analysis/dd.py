@@ -31,7 +31,7 @@ from backalley.analysis.solver import ALL_PRUNING, DealSolver, Pruning, SolverRu
 from backalley.cards import CARD_NAMES, SEATS, TEAMS
 from backalley.records.sources import SourceError, expand, parse, read_file
 from backalley.replay import DealOutcome, Replay, replay
-from backalley.rules import STANDARD, Ruleset, RulesetError, find_ruleset
+from backalley.rules import PLAIN, STANDARD, Ruleset, RulesetError, find_ruleset
 from backalley.workers import guarded, pool_context, pool_errors
 
 NS = 0b0101  # the seats of side NS as a bitmask
@@ -67,7 +67,7 @@ def sides_of(ruleset: Ruleset) -> Sides:
 def record_ruleset(obj: dict[str, Any]) -> Ruleset:
     """A record's ruleset with its options (``ruleset`` and ``options``; none named: plain standard)."""
     try:
-        return find_ruleset(str(obj.get("ruleset") or "standard"), tuple(obj.get("options") or ()))
+        return find_ruleset(str(obj.get("ruleset") or PLAIN.name), tuple(obj.get("options") or ()))
     except (RulesetError, TypeError):  # the replay has already refused such a record
         return STANDARD
 
