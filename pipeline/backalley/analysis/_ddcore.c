@@ -269,7 +269,7 @@ static int top_trumps(const Core *s, uint64_t trumps, int *index, Rel *rel) {
         last = c;
         trumps ^= 1ULL << c;
     }
-    rel_cover(s, rel, last, s->remaining);
+    if (trumps) rel_cover(s, rel, last, s->remaining); /* all of them the side's: the counts say so */
     int team = mine ? s->side : ~s->side & 15;
     int players = popc((uint64_t)team);
     int count = (run + players - 1) / players;
