@@ -72,6 +72,7 @@ typedef struct {
     uint64_t plain[MAXG];
     int nplain;
     int exempt, side, flags;
+    int trump_wins; /* in this deal a trump beats every other card, whatever the lead (from winkey) */
     int8_t owner[NC];
     int8_t gidx[NC]; /* each card's group */
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
@@ -269,7 +270,7 @@ static int top_trumps(const Core *s, uint64_t trumps, int *index, Rel *rel) {
         last = c;
         trumps ^= 1ULL << c;
     }
-    rel_cover(s, rel, last, s->remaining);
+    if (trumps) rel_cover(s, rel, last, s->remaining); /* all of them the side's: the counts say so */
     int team = mine ? s->side : ~s->side & 15;
     int players = popc((uint64_t)team);
     int count = (run + players - 1) / players;
@@ -356,6 +357,27 @@ static void sure_tricks(const Core *s, int left, int target, int *mine, int *the
             sure[0] = 0;
             *rels[1] = *rels[0];
             memset(rels[0], 0, sizeof *rels[0]);
+        }
+        if (s->trump_wins) {
+            /* Each trump of a side's longest trump hand falls in a trick of its own, which a trump wins: the
+             * side's unless a trump of the other side falls in it too, one trick each at most.  So the side
+             * wins at least (its longest trump hand, or its trumps shared among its players) - the other
+             * side's trumps.  The cards per hand and group say so: no relevance. */
+            int total[2] = {0, 0}, most[2] = {0, 0};
+            for (int seat = 0; seat < 4; seat++) {
+                int t = (s->side >> seat & 1) ? 0 : 1, n = popc(s->hands[seat] & trumps);
+                total[t] += n;
+                if (n > most[t]) most[t] = n;
+            }
+            int players[2] = {popc((uint64_t)s->side), 4 - popc((uint64_t)s->side)};
+            for (int t = 0; t < 2; t++) {
+                int spread = (total[t] + players[t] - 1) / players[t];
+                int bound = (most[t] > spread ? most[t] : spread) - total[1 - t];
+                if (bound > 0 && bound >= sure[t]) {
+                    sure[t] = bound;
+                    memset(rels[t], 0, sizeof *rels[t]);
+                }
+            }
         }
     }
     int lead = (s->side >> s->leader & 1) ? 0 : 1;
@@ -808,6 +830,21 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
         if (!(s->suit[c] & trumps)) s->plain[s->nplain++] = s->suit[c];
     }
     memset(s->gidx, -1, sizeof s->gidx);
+    s->trump_wins = 1;
+    for (int led = 0; led < NC; led++) {
+        if (!(all >> led & 1)) continue;
+        int low = 65536, high = -1;
+        for (int c = 0; c < NC; c++) {
+            if (!(all >> c & 1)) continue;
+            int k = s->winkey[led][c];
+            if (trumps >> c & 1) {
+                if (k < low) low = k;
+            } else if (k > high) {
+                high = k;
+            }
+        }
+        if (low <= high) s->trump_wins = 0;
+    }
     for (int c = 0; c < NC; c++)
         for (int g = 0; g < s->ngroups; g++)
             if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
