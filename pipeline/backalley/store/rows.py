@@ -69,9 +69,10 @@ from backalley.store import raw as raw_codec
 from backalley.validate import status, too_large, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
-#: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
-#: ``board`` and 1 for ``number``; booleans are 0/1; ``tricks`` is the number of
-#: replayed tricks (the deal's entries in :attr:`Built.cards` and friends).
+#: suits are small ints (``trump``: 0..3, or 4 for no trump); booleans are 0/1; ``tricks`` is
+#: the number of replayed tricks (the deal's entries in :attr:`Built.cards` and friends).  A
+#: side's contract, tricks, points and recorded figures are in :attr:`Built.sides` only (the
+#: views read the teams' columns from there).
 DEAL_INTS = (
     "number",
     "hand_size",
@@ -82,26 +83,10 @@ DEAL_INTS = (
     "joker_swap_drawn",
     "pass_out",
     "opening_leader",
-    "ns_contract_kind",
-    "ns_contract",
-    "ns_board_level",
-    "ew_contract_kind",
-    "ew_contract",
-    "ew_board_level",
-    "tricks_ns",
-    "tricks_ew",
-    "points_ns",
-    "points_ew",
-    "ns_made",
-    "ew_made",
     "won_n",
     "won_e",
     "won_s",
     "won_w",
-    "recorded_tricks_ns",
-    "recorded_tricks_ew",
-    "recorded_points_ns",
-    "recorded_points_ew",
     "tricks",
 )
 #: The int64 fields packed per bid in :attr:`Built.bids` (four bids per deal, in bidding
@@ -152,7 +137,6 @@ MAX_MESSAGE = 2000
 RAW_PREFIX = 4096
 _I32 = 2**31
 _I64 = 2**63
-_NO_RESULT = (None, None, None, None)
 
 
 @dataclass(slots=True)
@@ -647,7 +631,7 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
         n = rules.hand_size(d.number)
         key = tuple(map(_bid_key, d.bids))
         per_side = _sides_of(rules, d, o, key, n)
-        deal_vals += _deal_ints(d, o, n, per_side)
+        deal_vals += _deal_ints(d, o, n)
         for values in per_side:
             side_vals += values
         bid_parts.append(
@@ -721,8 +705,8 @@ def _sides_of(
     return out
 
 
-def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
-    """The :data:`DEAL_INTS` of one dealing (the NS/EW columns NULL without partnerships)."""
+def _deal_ints(d: BidDeal, o: DealOutcome, n: int) -> list[int | None]:
+    """The :data:`DEAL_INTS` of one dealing of ``n`` cards."""
     ws = o.winners
     if isinstance(d, FastSheetDeal):  # no cards: each player's tricks as written
         swap: Any = UNSET
@@ -732,16 +716,6 @@ def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
     else:
         swap, trump_card = d.joker_swap, d.trump_card
         won = (ws.count(0), ws.count(1), ws.count(2), ws.count(3))
-    if len(sides) == 2:
-        ns, ew = sides  # SIDE_INTS: side, kind, contract, multiplier, level, tricks, points, made, recorded x2
-        teams: tuple[int | None, ...] = (
-            *(ns[1], None if ns[1] == _BOARD_K else ns[2], ns[4]),
-            *(ew[1], None if ew[1] == _BOARD_K else ew[2], ew[4]),
-            *(ns[5], ew[5], ns[6], ew[6], ns[7], ew[7]),
-        )
-        recorded: tuple[int | None, ...] = (ns[8], ew[8], ns[9], ew[9])
-    else:
-        teams, recorded = (None,) * 12, _NO_RESULT
     return [
         d.number,
         n,
@@ -752,9 +726,7 @@ def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
         None if swap is UNSET else CARD_INDEX[swap.drawn],
         o.pass_out,
         o.contracts.opening_leader,
-        *teams,
         *won,
-        *recorded,
         len(ws),
     ]
 
