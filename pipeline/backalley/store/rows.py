@@ -494,10 +494,6 @@ def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int
     return _NUMBER_K, c.value, 1, None
 
 
-def _bid_key(b: Any) -> tuple[str, Bid]:
-    return b.seat, b.bid
-
-
 @lru_cache(maxsize=1 << 14)
 def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | None, ...]:
     """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
@@ -629,11 +625,9 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     bonus = rules.has_bonus
     for d, o in zip(cast("list[BidDeal]", rec.deals), outcomes, strict=True):
         n = rules.hand_size(d.number)
-        key = tuple(map(_bid_key, d.bids))
-        per_side = _sides_of(rules, d, o, key, n)
+        key = tuple([(b.seat, b.bid) for b in d.bids])
+        _add_sides(side_vals, rules, d, o, key, n)
         deal_vals += _deal_ints(d, o, n)
-        for values in per_side:
-            side_vals += values
         bid_parts.append(
             _part(list(_rainbows(rules, d, o, _bid_ints(rules, key)))) if bonus else _packed_bids(rules, key)
         )
@@ -673,13 +667,10 @@ def _side_codes(rules: Ruleset) -> tuple[int, ...]:
     return tuple(_SIDE_CODE[name] for name in rules.sides)
 
 
-_PASSED_OUT = (None, None, None, None)
-
-
-def _sides_of(
-    rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
-) -> list[tuple[int | None, ...]]:
-    """Per side of one dealing of ``n`` cards (``bids``: its calls): its :data:`SIDE_INTS`."""
+def _add_sides(
+    out: list[int | None], rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
+) -> None:
+    """Add to ``out`` the :data:`SIDE_INTS` of each side of one dealing of ``n`` cards (``bids``: its calls)."""
     res = d.result
     tricks, points = o.tricks, o.points
     rec_tricks: tuple[int | None, ...]
@@ -690,19 +681,16 @@ def _sides_of(
         rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
     codes = _side_codes(rules)
     if o.pass_out:
-        return [
-            (code, *_PASSED_OUT, t, p, None, rt, rp)
-            for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
-        ]
+        for s, code in enumerate(codes):
+            out += (code, None, None, None, None, tricks[s], points[s], None, rec_tricks[s], rec_points[s])
+        return
     levels = _levels(rules, _bid_ints(rules, bids)) if rules.levelled_boards else None
     by_side = o.contracts.by_side
-    out: list[tuple[int | None, ...]] = []
     for s, code in enumerate(codes):
         c = by_side[s]
         kind, contract, mult, level = _side_contract(rules, c, n, levels[s] if levels else 0)
         made = None if kind == _NONE_K else rules.made(c, tricks[s], n)
-        out.append((code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s]))
-    return out
+        out += (code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s])
 
 
 def _deal_ints(d: BidDeal, o: DealOutcome, n: int) -> list[int | None]:
