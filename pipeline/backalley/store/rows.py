@@ -69,9 +69,10 @@ from backalley.store import raw as raw_codec
 from backalley.validate import status, too_large, tune_gc
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
-#: suits are small ints (``trump``: 0..3, or 4 for no trump); a contract kind is 0 for
-#: ``board`` and 1 for ``number``; booleans are 0/1; ``tricks`` is the number of
-#: replayed tricks (the deal's entries in :attr:`Built.cards` and friends).
+#: suits are small ints (``trump``: 0..3, or 4 for no trump); booleans are 0/1; ``tricks`` is
+#: the number of replayed tricks (the deal's entries in :attr:`Built.cards` and friends).  A
+#: side's contract, tricks, points and recorded figures are in :attr:`Built.sides` only (the
+#: views read the teams' columns from there).
 DEAL_INTS = (
     "number",
     "hand_size",
@@ -82,26 +83,10 @@ DEAL_INTS = (
     "joker_swap_drawn",
     "pass_out",
     "opening_leader",
-    "ns_contract_kind",
-    "ns_contract",
-    "ns_board_level",
-    "ew_contract_kind",
-    "ew_contract",
-    "ew_board_level",
-    "tricks_ns",
-    "tricks_ew",
-    "points_ns",
-    "points_ew",
-    "ns_made",
-    "ew_made",
     "won_n",
     "won_e",
     "won_s",
     "won_w",
-    "recorded_tricks_ns",
-    "recorded_tricks_ew",
-    "recorded_points_ns",
-    "recorded_points_ew",
     "tricks",
 )
 #: The int64 fields packed per bid in :attr:`Built.bids` (four bids per deal, in bidding
@@ -152,7 +137,6 @@ MAX_MESSAGE = 2000
 RAW_PREFIX = 4096
 _I32 = 2**31
 _I64 = 2**63
-_NO_RESULT = (None, None, None, None)
 
 
 @dataclass(slots=True)
@@ -510,10 +494,6 @@ def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int
     return _NUMBER_K, c.value, 1, None
 
 
-def _bid_key(b: Any) -> tuple[str, Bid]:
-    return b.seat, b.bid
-
-
 @lru_cache(maxsize=1 << 14)
 def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | None, ...]:
     """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
@@ -645,11 +625,9 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     bonus = rules.has_bonus
     for d, o in zip(cast("list[BidDeal]", rec.deals), outcomes, strict=True):
         n = rules.hand_size(d.number)
-        key = tuple(map(_bid_key, d.bids))
-        per_side = _sides_of(rules, d, o, key, n)
-        deal_vals += _deal_ints(d, o, n, per_side)
-        for values in per_side:
-            side_vals += values
+        key = tuple([(b.seat, b.bid) for b in d.bids])
+        _add_sides(side_vals, rules, d, o, key, n)
+        deal_vals += _deal_ints(d, o, n)
         bid_parts.append(
             _part(list(_rainbows(rules, d, o, _bid_ints(rules, key)))) if bonus else _packed_bids(rules, key)
         )
@@ -689,13 +667,10 @@ def _side_codes(rules: Ruleset) -> tuple[int, ...]:
     return tuple(_SIDE_CODE[name] for name in rules.sides)
 
 
-_PASSED_OUT = (None, None, None, None)
-
-
-def _sides_of(
-    rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
-) -> list[tuple[int | None, ...]]:
-    """Per side of one dealing of ``n`` cards (``bids``: its calls): its :data:`SIDE_INTS`."""
+def _add_sides(
+    out: list[int | None], rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
+) -> None:
+    """Add to ``out`` the :data:`SIDE_INTS` of each side of one dealing of ``n`` cards (``bids``: its calls)."""
     res = d.result
     tricks, points = o.tricks, o.points
     rec_tricks: tuple[int | None, ...]
@@ -706,23 +681,20 @@ def _sides_of(
         rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
     codes = _side_codes(rules)
     if o.pass_out:
-        return [
-            (code, *_PASSED_OUT, t, p, None, rt, rp)
-            for code, t, p, rt, rp in zip(codes, tricks, points, rec_tricks, rec_points, strict=True)
-        ]
+        for s, code in enumerate(codes):
+            out += (code, None, None, None, None, tricks[s], points[s], None, rec_tricks[s], rec_points[s])
+        return
     levels = _levels(rules, _bid_ints(rules, bids)) if rules.levelled_boards else None
     by_side = o.contracts.by_side
-    out: list[tuple[int | None, ...]] = []
     for s, code in enumerate(codes):
         c = by_side[s]
         kind, contract, mult, level = _side_contract(rules, c, n, levels[s] if levels else 0)
         made = None if kind == _NONE_K else rules.made(c, tricks[s], n)
-        out.append((code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s]))
-    return out
+        out += (code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s])
 
 
-def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None, ...]]) -> list[int | None]:
-    """The :data:`DEAL_INTS` of one dealing (the NS/EW columns NULL without partnerships)."""
+def _deal_ints(d: BidDeal, o: DealOutcome, n: int) -> list[int | None]:
+    """The :data:`DEAL_INTS` of one dealing of ``n`` cards."""
     ws = o.winners
     if isinstance(d, FastSheetDeal):  # no cards: each player's tricks as written
         swap: Any = UNSET
@@ -732,16 +704,6 @@ def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
     else:
         swap, trump_card = d.joker_swap, d.trump_card
         won = (ws.count(0), ws.count(1), ws.count(2), ws.count(3))
-    if len(sides) == 2:
-        ns, ew = sides  # SIDE_INTS: side, kind, contract, multiplier, level, tricks, points, made, recorded x2
-        teams: tuple[int | None, ...] = (
-            *(ns[1], None if ns[1] == _BOARD_K else ns[2], ns[4]),
-            *(ew[1], None if ew[1] == _BOARD_K else ew[2], ew[4]),
-            *(ns[5], ew[5], ns[6], ew[6], ns[7], ew[7]),
-        )
-        recorded: tuple[int | None, ...] = (ns[8], ew[8], ns[9], ew[9])
-    else:
-        teams, recorded = (None,) * 12, _NO_RESULT
     return [
         d.number,
         n,
@@ -752,9 +714,7 @@ def _deal_ints(d: BidDeal, o: DealOutcome, n: int, sides: list[tuple[int | None,
         None if swap is UNSET else CARD_INDEX[swap.drawn],
         o.pass_out,
         o.contracts.opening_leader,
-        *teams,
         *won,
-        *recorded,
         len(ws),
     ]
 

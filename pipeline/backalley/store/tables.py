@@ -93,7 +93,8 @@ SIDE_CODE = {name: k for k, name in enumerate(SIDE_NAMES)}
 
 @lru_cache(maxsize=64)
 def ruleset_arrays(label: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """``[trump, card]`` arrays of a ruleset (by its label): the suit a card counts as, and whether it is trump.
+    """A ruleset's (by its label) flat look-ups by ``trump * NUM_CARDS + card``: the suit a card counts
+    as (int8), and whether it is trump (uint8 0/1).
 
     Both come from the ruleset's own methods, so a stored ``led_suit`` or
     ``is_trump`` is what the replay used.
@@ -101,18 +102,20 @@ def ruleset_arrays(label: str) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, An
     name, *options = label.split("+")
     rules = find_ruleset(name, tuple(options))
     cards = range(NUM_CARDS)
-    suit = np.array([[rules.suit_of(c, t) for c in cards] for t in TRUMPS], dtype=np.int64)
-    trump = np.array([[rules.is_trump(c, t) for c in cards] for t in TRUMPS], dtype=np.bool_)
+    suit = np.array([rules.suit_of(c, t) for t in TRUMPS for c in cards], dtype=np.int8)
+    trump = np.array([rules.is_trump(c, t) for t in TRUMPS for c in cards], dtype=np.uint8)
     return suit, trump
 
 
 def _by_rules(built: list[Built]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Each game's index into stacked ``(ruleset, trump, card)`` suit and trump arrays."""
+    """Each game's offset into the chunk's rulesets' look-ups (:func:`ruleset_arrays`, one after another),
+    and those look-ups."""
     labels = list(dict.fromkeys(b.rules for b in built))
     index = {label: k for k, label in enumerate(labels)}
     arrays = [ruleset_arrays(label) for label in labels]
-    game_rules = np.array([index[b.rules] for b in built], dtype=np.int64)
-    return game_rules, np.stack([a[0] for a in arrays]), np.stack([a[1] for a in arrays])
+    size = len(TRUMPS) * NUM_CARDS
+    game_rules = np.array([index[b.rules] * size for b in built], dtype=np.int32)
+    return game_rules, np.concatenate([a[0] for a in arrays]), np.concatenate([a[1] for a in arrays])
 
 
 _D = {f: k for k, f in enumerate(DEAL_INTS)}
@@ -293,17 +296,17 @@ def _trick_table(
         return None
     trick_deal = np.repeat(np.arange(len(deals), dtype=np.int64), per_deal)
     trick_game = deal_game[trick_deal]
-    trump = deals[trick_deal, _D["trump"]]
     game_rules, suit_of, is_trump = _by_rules(built)
-    trick_rules = game_rules[trick_game]
-    leader = np.frombuffer(b"".join(b.leaders for b in built), dtype=np.uint8).astype(np.int8)
-    winner = np.frombuffer(b"".join(b.winners for b in built), dtype=np.uint8).astype(np.int8)
-    broken = np.frombuffer(b"".join(b.broken for b in built), dtype=np.bool_)
-    c4 = np.frombuffer(b"".join(b.cards for b in built), dtype=np.uint8).reshape(-1, 4).astype(np.int64)
-    led = c4[:, 0]
-    trumps = is_trump[trick_rules[:, None], trump[:, None], c4]  # (tricks, 4) booleans
-    mask = (trumps * np.array([1, 2, 4, 8], dtype=np.int8)).sum(axis=1, dtype=np.int8)
-    cards = c4.astype(np.int8)
+    # Each trick's offset into the look-ups: its game's ruleset, then its deal's trump.
+    at = game_rules[trick_game] + deals[trick_deal, _D["trump"]].astype(np.int32) * NUM_CARDS
+    # Seats, cards and flags are single bytes: read as they came, no conversion.
+    leader = np.frombuffer(b"".join([b.leaders for b in built]), dtype=np.int8)
+    winner = np.frombuffer(b"".join([b.winners for b in built]), dtype=np.int8)
+    broken = np.frombuffer(b"".join([b.broken for b in built]), dtype=np.bool_)
+    c4 = np.frombuffer(b"".join([b.cards for b in built]), dtype=np.int8).reshape(-1, 4).T.copy()  # one row a card
+    trumps = is_trump[at + c4[0]]
+    for k in (1, 2, 3):
+        trumps |= is_trump[at + c4[k]] << k
     return pa.table(
         {
             "game_key": pa.array(keys[trick_game], _I32),
@@ -311,13 +314,13 @@ def _trick_table(
             "trick": pa.array(_within(per_deal), _I32),
             "leader": pa.array(leader),
             "winner": pa.array(winner),
-            "led_suit": pa.array(suit_of[trick_rules, trump, led].astype(np.int8)),
-            "trumps": pa.array(mask),
+            "led_suit": pa.array(suit_of[at + c4[0]]),
+            "trumps": pa.array(trumps.view(np.int8)),
             "broken": pa.array(broken),
-            "card1": pa.array(cards[:, 0]),
-            "card2": pa.array(cards[:, 1]),
-            "card3": pa.array(cards[:, 2]),
-            "card4": pa.array(cards[:, 3]),
+            "card1": pa.array(c4[0]),
+            "card2": pa.array(c4[1]),
+            "card3": pa.array(c4[2]),
+            "card4": pa.array(c4[3]),
         }
     )
 
