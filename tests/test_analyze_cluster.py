@@ -11,7 +11,6 @@ import os
 import shutil
 import socket
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +33,6 @@ from backalley.store.schema import DD_TABLES  # noqa: E402
 runner = CliRunner()
 #: Deals of at most this many cards a hand are solved (the larger take the search seconds each).
 CARDS = 7
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """Two in-process workers on a scheduler reachable over TCP."""
-    local = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=":0"
-    )
-    with distributed.Client(local) as c:
-        yield c
-    local.close()
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +93,7 @@ def test_analyze_cluster_local_equals_analyze_workers(store: Path, tmp_path: Pat
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(
-    client: Any, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_client: Any, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Killed after two batches: those stay; the next run analyses the rest, once; a third finds nothing.
 
@@ -124,20 +112,20 @@ def test_an_interrupted_run_resumes_where_it_stopped(
 
     monkeypatch.setattr(dd, "store_batch", store_batch)
     with pytest.raises(KeyboardInterrupt):
-        cluster.analyse_store_on(client, db, max_cards=CARDS, batch=5)
+        cluster.analyse_store_on(dask_client, db, max_cards=CARDS, batch=5)
     assert len({g for g, *_ in dd_rows(db)["dd_deals"]}) == 10
     monkeypatch.setattr(dd, "store_batch", real)
     seen: list[tuple[int, int, int]] = []
-    rest = cluster.analyse_store_on(client, db, max_cards=CARDS, batch=5, progress=lambda *p: seen.append(p))
+    rest = cluster.analyse_store_on(dask_client, db, max_cards=CARDS, batch=5, progress=lambda *p: seen.append(p))
     assert rest.games == 22 and seen[0] == (0, 22, 0) and seen[-1] == (22, 22, rest.deals) > seen[-2]
-    assert cluster.analyse_store_on(client, db, max_cards=CARDS).games == 0
+    assert cluster.analyse_store_on(dask_client, db, max_cards=CARDS).games == 0
     assert dd_rows(db) == analysed(copy(store, tmp_path / "w.duckdb"))
 
 
-def test_larger_deals_are_left_for_a_later_run(client: Any, store: Path, tmp_path: Path) -> None:
+def test_larger_deals_are_left_for_a_later_run(dask_client: Any, store: Path, tmp_path: Path) -> None:
     db = copy(store, tmp_path / "c.duckdb")
-    first = cluster.analyse_store_on(client, db, max_cards=3)
-    second = cluster.analyse_store_on(client, db, max_cards=CARDS)
+    first = cluster.analyse_store_on(dask_client, db, max_cards=3)
+    second = cluster.analyse_store_on(dask_client, db, max_cards=CARDS)
     assert first.games == second.games == 32 and 0 < first.deals < second.deals
     assert first.cpu_seconds > 0 and second.cpu_seconds > 0  # the workers' CPU, summed over the batches
     assert dd_rows(db) == analysed(copy(store, tmp_path / "w.duckdb"))
@@ -193,19 +181,19 @@ def test_a_batch_whose_workers_keep_dying_is_a_clear_error() -> None:
 
 
 @pytest.fixture
-def games_lake(client: Any, inputs: list[str], tmp_path: Path) -> Path:
+def games_lake(dask_client: Any, inputs: list[str], tmp_path: Path) -> Path:
     uri = tmp_path / "lake"
-    lake.ingest(inputs, str(uri), client)
+    lake.ingest(inputs, str(uri), dask_client)
     return uri
 
 
 def test_analyze_lake_fills_the_dd_tables_attach_shows(
-    client: Any, games_lake: Path, store: Path, tmp_path: Path
+    dask_client: Any, games_lake: Path, store: Path, tmp_path: Path
 ) -> None:
-    small = cluster.analyse_lake(client, str(games_lake), max_cards=3, batch=7)
-    summary = cluster.analyse_lake(client, str(games_lake), max_cards=CARDS, batch=7)  # the larger deals
+    small = cluster.analyse_lake(dask_client, str(games_lake), max_cards=3, batch=7)
+    summary = cluster.analyse_lake(dask_client, str(games_lake), max_cards=CARDS, batch=7)  # the larger deals
     assert small.games == summary.games == 32 and 0 < small.deals < summary.deals
-    assert cluster.analyse_lake(client, str(games_lake), max_cards=CARDS).games == 0  # resumable: nothing left
+    assert cluster.analyse_lake(dask_client, str(games_lake), max_cards=CARDS).games == 0  # resumable: nothing left
     keys = [r["partition_key"] for r in lake.Lake(str(games_lake)).partitions() if r["source"] == "analyze"]
     assert len(keys) == len(set(keys)) == 10  # a commit row each batch (5 a run), each its own key
     views = lake.attach(str(games_lake), tmp_path / "l.duckdb")
@@ -214,7 +202,7 @@ def test_analyze_lake_fills_the_dd_tables_attach_shows(
 
 
 def test_a_lake_analysis_killed_before_its_commit_is_undone(
-    client: Any, games_lake: Path, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_client: Any, games_lake: Path, store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Killed after a batch's dd_deals and dd_plays were appended, before its commit: undone by the next run."""
     real = lake.Lake.append
@@ -229,15 +217,15 @@ def test_a_lake_analysis_killed_before_its_commit_is_undone(
 
     monkeypatch.setattr(lake.Lake, "append", append)
     with pytest.raises(KeyboardInterrupt):
-        cluster.analyse_lake(client, str(games_lake), max_cards=CARDS, batch=5)
+        cluster.analyse_lake(dask_client, str(games_lake), max_cards=CARDS, batch=5)
     monkeypatch.setattr(lake.Lake, "append", real)
-    assert cluster.analyse_lake(client, str(games_lake), max_cards=CARDS, batch=5).games == 22
+    assert cluster.analyse_lake(dask_client, str(games_lake), max_cards=CARDS, batch=5).games == 22
     lake.attach(str(games_lake), tmp_path / "l.duckdb")
     assert dd_rows(tmp_path / "l.duckdb") == analysed(copy(store, tmp_path / "w.duckdb"))
 
 
-def test_cli_analyze_lake_then_attach(client: Any, games_lake: Path, tmp_path: Path) -> None:
-    address = client.scheduler.address.removeprefix("tcp://")
+def test_cli_analyze_lake_then_attach(dask_client: Any, games_lake: Path, tmp_path: Path) -> None:
+    address = dask_client.scheduler.address.removeprefix("tcp://")
     args = ["analyze", "--cluster", f"dask://{address}", "--lake", str(games_lake), "--max-cards", "2"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -249,7 +237,7 @@ def test_cli_analyze_lake_then_attach(client: Any, games_lake: Path, tmp_path: P
 
 
 def test_attach_refuses_to_drop_rows_analyze_db_wrote_into_the_file(
-    client: Any, games_lake: Path, tmp_path: Path
+    dask_client: Any, games_lake: Path, tmp_path: Path
 ) -> None:
     """The file's own dd rows (from ``analyze --db`` on an attached store) are never dropped by a later attach."""
     db = tmp_path / "l.duckdb"
@@ -257,7 +245,7 @@ def test_attach_refuses_to_drop_rows_analyze_db_wrote_into_the_file(
     assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
     before = dd_rows(db)
     assert before["dd_deals"]  # the file's own dd_deals hold rows
-    cluster.analyse_lake(client, str(games_lake), max_cards=2)
+    cluster.analyse_lake(dask_client, str(games_lake), max_cards=2)
     with pytest.raises(lake.LakeError) as caught:
         lake.attach(str(games_lake), db)
     assert "its own table dd_" in str(caught.value) and "attach the lake to a new file" in str(caught.value)
@@ -304,8 +292,8 @@ def test_cli_unreachable_scheduler(monkeypatch: pytest.MonkeyPatch, store: Path,
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_cli_no_lake_there(client: Any, tmp_path: Path) -> None:
-    address = client.scheduler.address.removeprefix("tcp://")
+def test_cli_no_lake_there(dask_client: Any, tmp_path: Path) -> None:
+    address = dask_client.scheduler.address.removeprefix("tcp://")
     result = runner.invoke(app, ["analyze", "--cluster", f"dask://{address}", "--lake", str(tmp_path / "none")])
     assert result.exit_code == 2 and "no lake here" in result.output
     assert len(result.output.strip().splitlines()) == 1

@@ -12,7 +12,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +41,6 @@ RUN_COLUMNS = {"run_id", "ingested_at", "rejected_at", "started_at", "finished_a
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """Two in-process workers on a scheduler reachable over TCP (the CLI test connects to it)."""
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://", dashboard_address=":0"
-    )
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """data/sample, the store tests' mixed set, and a generated set with faults, duplicates and conflicts."""
     folder = tmp_path_factory.mktemp("in")
@@ -75,10 +64,10 @@ def embedded(paths: list[str], db: Path, runs: int = 1) -> RunSummary:
     return summary
 
 
-def in_lake(paths: list[str], uri: Path, client: Any, runs: int = 1, stage_files: bool = True) -> lake.LakeRun:
+def in_lake(paths: list[str], uri: Path, dask_client: Any, runs: int = 1, stage_files: bool = True) -> lake.LakeRun:
     run = None
     for _ in range(runs):
-        run = lake.ingest(paths, str(uri), client, partition_bytes=PART, stage_files=stage_files)
+        run = lake.ingest(paths, str(uri), dask_client, partition_bytes=PART, stage_files=stage_files)
     assert run is not None
     return run
 
@@ -134,9 +123,9 @@ def assert_same(lake_db: Path, embedded_db: Path) -> None:
 
 
 @pytest.mark.parametrize("stage_files", [True, False], ids=["tasks-write-files", "client-writes-rows"])
-def test_lake_equals_embedded_store(client: Any, inputs: list[str], tmp_path: Path, stage_files: bool) -> None:
+def test_lake_equals_embedded_store(dask_client: Any, inputs: list[str], tmp_path: Path, stage_files: bool) -> None:
     emb = embedded(inputs, tmp_path / "e.duckdb")
-    run = in_lake(inputs, tmp_path / "lake", client, stage_files=stage_files)
+    run = in_lake(inputs, tmp_path / "lake", dask_client, stage_files=stage_files)
     assert counters(run.summary) == counters(emb)
     if stage_files:  # most partitions commit the tasks' files; those meeting a stored game id are decided again
         assert 0 < run.redecided < run.partitions / 2
@@ -148,9 +137,9 @@ def test_lake_equals_embedded_store(client: Any, inputs: list[str], tmp_path: Pa
     assert_same(tmp_path / "l.duckdb", tmp_path / "e.duckdb")
 
 
-def test_rerun_commits_nothing_again(client: Any, inputs: list[str], tmp_path: Path) -> None:
+def test_rerun_commits_nothing_again(dask_client: Any, inputs: list[str], tmp_path: Path) -> None:
     emb = embedded(inputs, tmp_path / "e.duckdb", runs=2)
-    run = in_lake(inputs, tmp_path / "lake", client, runs=2)
+    run = in_lake(inputs, tmp_path / "lake", dask_client, runs=2)
     assert run.skipped == run.partitions
     assert counters(run.summary) == counters(emb)  # all duplicates, the rejects and conflicts again
     lake.attach(str(tmp_path / "lake"), tmp_path / "l.duckdb")
@@ -177,11 +166,11 @@ def failing_once(log: Path) -> Callable[..., lake.PartResult]:
 
 
 def test_a_failed_task_is_retried_and_committed_once(
-    client: Any, inputs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_client: Any, inputs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = tmp_path / "attempts"
     monkeypatch.setattr(lake, "build_partition", failing_once(log))
-    run = in_lake(inputs, tmp_path / "lake", client)
+    run = in_lake(inputs, tmp_path / "lake", dask_client)
     attempts = log.read_text().splitlines()
     failed = next(k for k in attempts if not k.endswith("@0"))
     assert attempts.count(failed) == 2  # the failed attempt and the retry
@@ -192,7 +181,7 @@ def test_a_failed_task_is_retried_and_committed_once(
 
 
 def test_a_run_killed_before_its_commit_is_undone(
-    client: Any, inputs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dask_client: Any, inputs: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Killed after a partition's tables were appended, before its ``partitions`` row: re-run = one clean run."""
     real = lake.Lake.append
@@ -207,9 +196,9 @@ def test_a_run_killed_before_its_commit_is_undone(
 
     monkeypatch.setattr(lake.Lake, "append", append)
     with pytest.raises(KeyboardInterrupt):
-        in_lake(inputs, tmp_path / "lake", client)
+        in_lake(inputs, tmp_path / "lake", dask_client)
     monkeypatch.setattr(lake.Lake, "append", real)
-    run = in_lake(inputs, tmp_path / "lake", client)
+    run = in_lake(inputs, tmp_path / "lake", dask_client)
     assert run.restored and run.skipped == 3
     emb = embedded(inputs, tmp_path / "e.duckdb")
     lake.attach(str(tmp_path / "lake"), tmp_path / "l.duckdb")
@@ -327,8 +316,8 @@ def test_a_missing_package_says_how_to_install_it(monkeypatch: pytest.MonkeyPatc
 # -- the command line ------------------------------------------------------------------------
 
 
-def test_cli_ingest_attach_query(client: Any, inputs: list[str], tmp_path: Path) -> None:
-    address = client.scheduler.address.removeprefix("tcp://")
+def test_cli_ingest_attach_query(dask_client: Any, inputs: list[str], tmp_path: Path) -> None:
+    address = dask_client.scheduler.address.removeprefix("tcp://")
     out = tmp_path / "lake"
     result = runner.invoke(app, ["ingest", "--cluster", f"dask://{address}", "--lake", str(out), *inputs, "--json"])
     assert result.exit_code == 1, result.output  # invalid and rejected inputs: still recorded
@@ -349,10 +338,10 @@ def test_cli_ingest_attach_query(client: Any, inputs: list[str], tmp_path: Path)
     assert result.exit_code == 2 and "disabled" in result.output
 
 
-def test_raw_text_and_bytes_of_an_attached_lake(client: Any, tmp_path: Path) -> None:
+def test_raw_text_and_bytes_of_an_attached_lake(dask_client: Any, tmp_path: Path) -> None:
     """``games.raw`` (the ``backalley_raw`` macro) and ``backalley raw`` read the lake's compressed text."""
     want = odd_inputs(tmp_path / "in")  # a BOM, CRLF, non-ASCII text
-    assert in_lake([str(tmp_path / "in")], tmp_path / "lake", client).summary.inserted == 2
+    assert in_lake([str(tmp_path / "in")], tmp_path / "lake", dask_client).summary.inserted == 2
     db = tmp_path / "l.duckdb"
     lake.attach(str(tmp_path / "lake"), db)
     for gid, data in want.items():
@@ -366,10 +355,10 @@ def test_raw_text_and_bytes_of_an_attached_lake(client: Any, tmp_path: Path) -> 
     assert missing.exit_code == 2 and "no stored game has game_id 'no-such-game'" in missing.output
 
 
-def test_game_keys_are_unique_across_partitions_and_runs(client: Any, inputs: list[str], tmp_path: Path) -> None:
+def test_game_keys_are_unique_across_partitions_and_runs(dask_client: Any, inputs: list[str], tmp_path: Path) -> None:
     """Each partition's games get keys of their own: the partition's number in the high bits."""
-    in_lake(inputs[:2], tmp_path / "lake", client)
-    in_lake(inputs, tmp_path / "lake", client)  # a second run adds the generated files' partitions
+    in_lake(inputs[:2], tmp_path / "lake", dask_client)
+    in_lake(inputs, tmp_path / "lake", dask_client)  # a second run adds the generated files' partitions
     db = tmp_path / "l.duckdb"
     lake.attach(str(tmp_path / "lake"), db)
     con = duckdb.connect(str(db), read_only=True)
@@ -432,9 +421,9 @@ def test_cli_attach_errors(tmp_path: Path) -> None:
     assert len(result.output.strip().splitlines()) == 1
 
 
-def test_cli_attach_refuses_an_ingested_store(client: Any, tmp_path: Path) -> None:
+def test_cli_attach_refuses_an_ingested_store(dask_client: Any, tmp_path: Path) -> None:
     sample = [str(ROOT / "data" / "sample" / "valid-games.jsonl")]
-    in_lake(sample, tmp_path / "lake", client)
+    in_lake(sample, tmp_path / "lake", dask_client)
     store = tmp_path / "s.duckdb"
     ingest(sample, store)
     result = runner.invoke(app, ["attach", str(tmp_path / "lake"), "--db", str(store)])
@@ -445,10 +434,10 @@ def test_cli_attach_refuses_an_ingested_store(client: Any, tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def small_lake(client: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def small_lake(dask_client: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A lake of the three sample games (copied by each test that damages it)."""
     uri = tmp_path_factory.mktemp("small") / "lake"
-    in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, client)
+    in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, dask_client)
     return uri
 
 
@@ -471,14 +460,14 @@ def attach_fails(uri: Path, db: Path, *words: str) -> str:
     return result.stderr
 
 
-def test_ingest_lake_leaves_a_foreign_table_in_the_folder_alone(client: Any, tmp_path: Path) -> None:
+def test_ingest_lake_leaves_a_foreign_table_in_the_folder_alone(dask_client: Any, tmp_path: Path) -> None:
     from deltalake import DeltaTable, write_deltalake
 
     pa = pytest.importorskip("pyarrow")
     uri = tmp_path / "lake"
     write_deltalake(str(uri / "sales"), pa.table({"item": ["a", "b", "c"], "price": [1, 2, 3]}))
     for _ in range(2):  # the first run restores nothing; the second neither
-        run = in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, client)
+        run = in_lake([str(ROOT / "data" / "sample" / "valid-games.jsonl")], uri, dask_client)
         assert run.restored == []
     assert DeltaTable(str(uri / "sales")).to_pyarrow_table().num_rows == 3
 
@@ -537,10 +526,10 @@ def test_attach_refuses_a_lake_of_another_schema(
     attach_fails(uri, tmp_path / "a.duckdb", *words)
 
 
-def test_ingest_into_a_lake_missing_a_file_fails_clearly(client: Any, small_lake: Path, tmp_path: Path) -> None:
+def test_ingest_into_a_lake_missing_a_file_fails_clearly(dask_client: Any, small_lake: Path, tmp_path: Path) -> None:
     uri = damaged(small_lake, tmp_path, lambda u: first_file(u, "g_tricks").unlink())
     before = sorted(p.relative_to(uri) for p in uri.rglob("*"))
-    address = client.scheduler.address.removeprefix("tcp://")
+    address = dask_client.scheduler.address.removeprefix("tcp://")
     result = runner.invoke(
         app, ["ingest", "--cluster", f"dask://{address}", "--lake", str(uri), str(ROOT / "data" / "sample")]
     )
