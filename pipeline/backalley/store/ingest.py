@@ -47,10 +47,10 @@ import pyarrow as pa
 from backalley import __version__
 from backalley.records.sources import InputFile, Item, expand, read_file
 from backalley.sizes import parse_size
-from backalley.store import ROW_WORKER_PRELOAD, WORKER_TABLES
+from backalley.store import ROW_WORKER_PRELOAD
 from backalley.store.database import Store, StoreError, one_line
 from backalley.store.rows import Built, build_item, content_hash, oversized, worker_init
-from backalley.store.tables import game_tables, rekeyed, rows_table, task_tables
+from backalley.store.tables import game_tables, rows_table
 from backalley.validate import GC_THRESHOLD, MAX_RECORD_BYTES
 from backalley.workers import WorkerDied, guarded, pool_context, pool_errors
 
@@ -81,9 +81,6 @@ ALLOCATOR_FLUSH = "16MB"
 INGEST_CHECKPOINT = "128MB"
 #: Records per task sent to a worker.
 TASK = 32
-#: Records per task sent to a worker that builds the tables too: Arrow's fixed cost per table and column
-#: is paid per task.
-TABLE_TASK = 128
 
 _STR = pa.string()
 _I32 = pa.int32()
@@ -243,7 +240,7 @@ def ingest_items(
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     try:
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes, build, WORKER_TABLES)
+        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes, build)
         records = 0
         for part in chunks:
             writer.write(part)
@@ -348,7 +345,6 @@ def built_chunks(
     stored: StoredLookup | None = None,
     max_record_bytes: int = MAX_RECORD_BYTES,
     build: Callable[[Item], Built] | None = None,
-    tables: bool = False,
 ) -> Iterator[Chunk]:
     """``(item, built)`` pairs, in input order, a chunk at a time.
 
@@ -361,9 +357,7 @@ def built_chunks(
     comes back as the reject ``too_large``, its raw text cut short
     (:func:`backalley.store.rows.oversized`).  ``build`` (one worker) stands in for
     :func:`~backalley.store.rows.build_item`: a caller that replayed the inputs already; the
-    content hash of each input is then its rows' ``sha``, not computed again.  With
-    ``tables`` (and ``workers > 1``) the workers build the Arrow tables too: each chunk is a
-    :class:`Prebuilt`.
+    content hash of each input is then its rows' ``sha``, not computed again.
     """
     it = iter(items)
     # A caller's rows carry each input's content hash: it is not computed again.
@@ -404,56 +398,20 @@ def built_chunks(
         ProcessPoolExecutor(workers, mp_context=ctx, initializer=guarded(worker_init)) as pool,
     ):
 
-        def start(
-            batch: list[Item], pre: list[Built | None], todo: list[tuple[Item, str | None]]
-        ) -> Callable[[], Chunk]:
-            """The chunk, once the workers built the rows of ``todo``'s inputs in tasks of :data:`TASK` inputs."""
-            if not tables:
-                pending = pool.map(build_item, *_columns(todo), chunksize=TASK)
-                return lambda: merge(batch, pre, list(pending))
-            where = [k for k, b in enumerate(pre) if b is None]  # each input's index in the chunk
-            tasks = [
-                (where[k : k + TABLE_TASK], pool.submit(task_tables, *_columns(todo[k : k + TABLE_TASK])))
-                for k in range(0, len(todo), TABLE_TASK)
-            ]
-            return lambda: _with_tables(batch, pre, tasks, merge)
+        def start(todo: list[tuple[Item, str | None]]) -> Iterator[Built]:
+            """The rows of ``todo``'s inputs, built in the workers in tasks of :data:`TASK` inputs."""
+            return pool.map(build_item, *_columns(todo), chunksize=TASK)
 
         batch = list(islice(it, chunk))
         pre, todo = split(batch)
-        pending = start(batch, pre, todo) if batch else None
-        del batch, pre, todo  # else the first chunk's inputs stay alive for the whole run
+        pending = start(todo) if batch else None
+        del todo  # else the first chunk's inputs stay alive for the whole run
         while pending is not None:
             nxt = list(islice(it, chunk))
-            nxt_pending = start(nxt, *split(nxt)) if nxt else None
-            del nxt
-            yield pending()
-            pending = nxt_pending
-
-
-class Prebuilt(list[tuple[Item, Built]]):
-    """A chunk whose tables the workers built (:func:`~backalley.store.tables.task_tables`): its
-    :class:`Built` carry no row data; :attr:`parts` holds, per task, the chunk index of each of the
-    task's games and the task's tables."""
-
-    def __init__(self, pairs: Chunk, parts: list[tuple[np.ndarray[Any, np.dtype[np.int64]], dict[str, bytes]]]):
-        super().__init__(pairs)
-        self.parts = parts
-
-
-def _with_tables(
-    batch: list[Item],
-    pre: list[Built | None],
-    tasks: list[tuple[list[int], Future[tuple[list[Built], dict[str, bytes]]]]],
-    merge: Callable[[list[Item], list[Built | None], list[Built]], Chunk],
-) -> Prebuilt:
-    built: list[Built] = []
-    parts = []
-    for where, task in tasks:
-        bs, blobs = task.result()
-        built.extend(bs)
-        games = [k for k, b in zip(where, bs, strict=True) if b.reject is None and b.game_id is not None]
-        parts.append((np.array(games, dtype=np.int64), blobs))
-    return Prebuilt(merge(batch, pre, built), parts)
+            nxt_pre, nxt_todo = split(nxt) if nxt else ([], [])
+            nxt_pending = start(nxt_todo) if nxt else None
+            yield merge(batch, pre, list(pending))
+            batch, pre, pending = nxt, nxt_pre, nxt_pending
 
 
 def _columns(todo: list[tuple[Item, str | None]]) -> tuple[list[Item], list[str | None]]:
@@ -766,12 +724,7 @@ class _Writer:
             key_of = dict(zip(ids, id_keys.tolist(), strict=True))
             self.ids.add(np.array([key_of[b.game_id] for _, b in stored if b.game_id is not None], dtype=np.uint64))
             self.shas.add(self._keys([b.sha for _, b in stored]))
-        if isinstance(part, Prebuilt):
-            new_key = np.full(len(items), -1, dtype=np.int64)
-            new_key[accepted] = np.arange(self.next_key, self.next_key + len(stored), dtype=np.int64)
-            tables = self._stamped(rekeyed([(new_key[where], blobs) for where, blobs in part.parts]), now)
-        else:
-            tables = self._stamped(game_tables(stored, self.next_key), now)
+        tables = self._game_tables(stored, now)
         rids = {i: reject_id(items[i].source, items[i].line, built[i].sha) for i, _, _ in rejects}
         stored_rejects = self._stored_rejects(list(rids.values()))
         seen: set[str] = set()
@@ -802,8 +755,8 @@ class _Writer:
 
         self.background.submit(job)
 
-    def _stamped(self, out: dict[str, pa.Table], now: datetime) -> dict[str, pa.Table]:
-        """A chunk's tables (:func:`~backalley.store.tables.game_tables`) with the run's columns added."""
+    def _game_tables(self, games: Chunk, now: datetime) -> dict[str, pa.Table]:
+        out = game_tables(games, self.next_key)
         if "g_games" in out:
             g = out["g_games"]
             n = g.num_rows

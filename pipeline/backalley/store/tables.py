@@ -9,14 +9,15 @@ one row per trick with its four cards. It is the one way from built rows to
 stored rows: the embedded store inserts these tables, and anything else that
 keeps the same tables gets them from here.
 
-The writer runs it, not the workers: built per worker task (a few dozen
-games) the tables cost about 0.3 ms a game, against about 0.1 ms in the writer
-over a whole chunk, and every worker would have to import pyarrow and numpy.
+The writer runs it, not the workers: built in the workers (tasks of 128
+games, sent back as Arrow IPC streams and re-keyed by the writer) the writer's
+CPU fell by 0.04-0.10 ms a game but the workers' rose by 0.08-0.14 (Arrow's
+fixed cost per table and column paid per task, and pyarrow imported by the
+forkserver), so the whole ingest cost more (see docs/performance.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -37,7 +38,6 @@ from backalley.store.rows import (
     SIDE_NAMES,
     VIOLATION_FIELDS,
     Built,
-    build_item,
 )
 
 _STR = pa.string()
@@ -327,72 +327,4 @@ def _trick_table(
     )
 
 
-#: The fields of :class:`~backalley.store.rows.Built` that only the tables use, emptied in what a worker
-#: sends back with its tables (:func:`task_tables`).
-_ROW_FIELDS: dict[str, Any] = {
-    "game": (),
-    "violations": [],
-    "deals": b"",
-    "deal_nulls": b"",
-    "bids": b"",
-    "bid_nulls": b"",
-    "leaders": b"",
-    "winners": b"",
-    "broken": b"",
-    "cards": b"",
-    "sides": b"",
-    "side_nulls": b"",
-    "game_sides": [],
-    "raw_zstd": b"",
-}
-
-
-def task_tables(items: list[Item], shas: list[str | None]) -> tuple[list[Built], dict[str, bytes]]:
-    """A worker's task: each input's :class:`~backalley.store.rows.Built` without its row data, and the
-    tables of its games (those with a ``game_id`` and no reject), each an Arrow IPC stream.
-
-    In those tables ``game_key`` is the game's index among the task's games (0, 1, ...): the
-    writer decides which are stored and gives them their keys (:func:`rekeyed`).
-    """
-    built = [build_item(x, sha) for x, sha in zip(items, shas, strict=True)]
-    games = [(x, b) for x, b in zip(items, built, strict=True) if b.reject is None and b.game_id is not None]
-    blobs = {name: _ipc(t) for name, t in game_tables(games, 0).items()}
-    return [replace(b, **_ROW_FIELDS) for b in built], blobs
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return sink.getvalue().to_pybytes()  # type: ignore[no-any-return]
-
-
-#: The tables :func:`game_tables` makes whenever a game is stored, even empty ones.
-_ALWAYS = ("g_games", "g_violations", "g_game_sides")
-#: The order of :func:`game_tables`' tables.
-_ORDER = ("g_games", "g_deals", "g_bids", "g_tricks", "g_violations", "g_game_sides", "g_deal_sides")
-
-
-def rekeyed(parts: list[tuple[_IntArray, dict[str, bytes]]]) -> dict[str, pa.Table]:
-    """The tables of workers' tasks (:func:`task_tables`) read back, their games' keys replaced.
-
-    Each part is the new key of each of the task's games (-1: not stored, its rows are left
-    out) and the task's tables; the result is :func:`game_tables` of the stored games.
-    """
-    out: dict[str, list[pa.Table]] = {}
-    for keys, blobs in parts:
-        if not (keys >= 0).any():
-            continue
-        for name, blob in blobs.items():
-            t = pa.ipc.open_stream(pa.py_buffer(blob)).read_all()
-            at = t.schema.get_field_index("game_key")
-            new = keys[t.column(at).to_numpy()]
-            if (new < 0).any():
-                t = t.filter(pa.array(new >= 0))
-                new = new[new >= 0]
-            out.setdefault(name, []).append(t.set_column(at, "game_key", pa.array(new, _I32)))
-    tables = {name: pa.concat_tables(out[name]) for name in _ORDER if name in out}
-    return {name: t for name, t in tables.items() if t.num_rows or name in _ALWAYS}
-
-
-__all__ = ["game_tables", "rekeyed", "rows_table", "task_tables"]
+__all__ = ["game_tables", "rows_table"]
