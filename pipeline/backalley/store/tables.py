@@ -9,9 +9,11 @@ one row per trick with its four cards. It is the one way from built rows to
 stored rows: the embedded store inserts these tables, and anything else that
 keeps the same tables gets them from here.
 
-The writer runs it, not the workers: built per worker task (a few dozen
-games) the tables cost about 0.3 ms a game, against about 0.1 ms in the writer
-over a whole chunk, and every worker would have to import pyarrow and numpy.
+The writer runs it, not the workers: built in the workers (tasks of 128
+games, sent back as Arrow IPC streams and re-keyed by the writer) the writer's
+CPU fell by 0.04-0.10 ms a game but the workers' rose by 0.08-0.14 (Arrow's
+fixed cost per table and column paid per task, and pyarrow imported by the
+forkserver), so the whole ingest cost more (see docs/performance.md).
 """
 
 from __future__ import annotations
