@@ -623,8 +623,8 @@ def ingest(
 
 
 def _refresh_ratings(store: "Store") -> None:
-    """After an ingest: the ratings refreshed unless they are current (docs/metrics.md, "Ratings"), or a note on
-    stderr saying why not."""
+    """After an ingest: the ratings of the rulesets and options whose games changed refitted (docs/metrics.md,
+    "Ratings"), saying which, or a note on stderr saying why not."""
     import duckdb
 
     from backalley.analysis.ratings import RatingError, refresh_if_stale
@@ -637,7 +637,8 @@ def _refresh_ratings(store: "Store") -> None:
         return
     if rows:
         pairs = sum(r.kind == "pair" for r in rows)
-        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players")
+        groups = sorted({"+".join([r.ruleset, *[o for o in r.options.split(",") if o]]) for r in rows})
+        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players of {', '.join(groups)}")
 
 
 def print_run(run: "RunSummary", json_out: bool) -> None:
