@@ -557,8 +557,8 @@ def ingest(
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again. The ratings (table `ratings`) are refreshed afterwards unless they
-    were fitted to the games stored now (--no-ratings: not). With --cluster and --lake the same
+    be run again. The ratings (table `ratings`) of each ruleset and options whose
+    games changed are refitted afterwards, the others kept (--no-ratings: none). With --cluster and --lake the same
     runs on Dask into a Delta Lake (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
