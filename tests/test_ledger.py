@@ -18,6 +18,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from backalley.analysis import ledger as ledger_mod
 from backalley.analysis.ledger import (
     BOOTSTRAP,
     BOOTSTRAP_CAP,
@@ -213,6 +214,14 @@ def test_the_bootstrap_resamples_games_with_replacement() -> None:
     assert got == pytest.approx(np.percentile(means, [2.5, 97.5], axis=0))
     assert (got[0] < sums.sum(0) / sizes.sum()).all() and (got[1] > sums.sum(0) / sizes.sum()).all()
     assert np.isnan(bootstrap_bounds(sums[:1], sizes[:1])).all()
+
+
+def test_the_bootstrap_draws_in_blocks_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    sums, sizes = rng.normal(0, 5, size=(41, 3)), rng.integers(1, 6, size=41).astype(float)
+    whole = bootstrap_bounds(sums, sizes)
+    monkeypatch.setattr(ledger_mod, "BOOTSTRAP_BLOCK", 41 * 7)  # 7 resamples a block, the last one shorter
+    assert (bootstrap_bounds(sums, sizes) == whole).all()
 
 
 def test_the_bootstrap_is_bounded_in_cost() -> None:

@@ -237,6 +237,8 @@ Z95 = 1.959963984540054
 #: on resamples × games a group may cost (a group of more games gets fewer resamples: 500 for 10,000 games),
 #: and the fewest resamples a group gets whatever its games.
 BOOTSTRAP, BOOTSTRAP_SEED, BOOTSTRAP_CAP, BOOTSTRAP_MIN = 1000, 20_240_601, 5_000_000, 200
+#: Resamples × games drawn at a time (the memory a group's bootstrap holds: a few arrays of as many numbers).
+BOOTSTRAP_BLOCK = 250_000
 
 
 def resamples(games: int) -> int:
@@ -251,12 +253,22 @@ def bootstrap_bounds(sums: np.ndarray[Any, Any], sizes: np.ndarray[Any, Any]) ->
     games = len(sizes)
     if games < 2:
         return np.full((2, sums.shape[1]), np.nan)
-    b = resamples(games)
-    draws = np.random.default_rng(BOOTSTRAP_SEED).integers(0, games, size=(b, games))
-    weights = np.bincount((draws + games * np.arange(b)[:, None]).ravel(), minlength=b * games).reshape(b, games)
-    means = (weights @ sums) / (weights @ sizes)[:, None]
+    rng, b = np.random.default_rng(BOOTSTRAP_SEED), resamples(games)
+    step = max(1, BOOTSTRAP_BLOCK // games)
+    means = np.concatenate([_resampled_means(rng, sums, sizes, min(step, b - k)) for k in range(0, b, step)])
     bounds: np.ndarray[Any, Any] = np.percentile(means, [2.5, 97.5], axis=0)
     return bounds
+
+
+def _resampled_means(
+    rng: np.random.Generator, sums: np.ndarray[Any, Any], sizes: np.ndarray[Any, Any], b: int
+) -> np.ndarray[Any, Any]:
+    """``b`` resamples' means (rows) of each part: how often each game is drawn, then ΣS / Σn."""
+    games = len(sizes)
+    draws = rng.integers(0, games, size=(b, games))
+    weights = np.bincount((draws + games * np.arange(b)[:, None]).ravel(), minlength=b * games).reshape(b, games)
+    means: np.ndarray[Any, Any] = (weights @ sums) / (weights @ sizes)[:, None]
+    return means
 
 
 def _bootstrap(per_game: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
@@ -358,6 +370,7 @@ def luck_figures(
 
 __all__ = [
     "BOOTSTRAP",
+    "BOOTSTRAP_BLOCK",
     "BOOTSTRAP_CAP",
     "BOOTSTRAP_MIN",
     "BOOTSTRAP_SEED",
