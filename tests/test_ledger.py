@@ -13,27 +13,36 @@ from collections import defaultdict
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from backalley.analysis import ledger as ledger_mod
 from backalley.analysis.ledger import (
+    BOOTSTRAP,
+    BOOTSTRAP_CAP,
+    BOOTSTRAP_MIN,
+    BOOTSTRAP_SEED,
     LEDGER_COLUMNS,
     MIN_EXPECTED,
     PARTS,
     LedgerError,
+    bootstrap_bounds,
     cluster_means,
     cumulative_games,
     expected_pars,
     ledger_frame,
     luck_ledger,
     read_sides,
+    resamples,
     sheet_games,
     stored_contract,
 )
 from backalley.cli.app import app
 from backalley.reporting import write_reports
 from backalley.reporting.html import player_slug
+from backalley.reporting.luck import luck_cells
 from backalley.rules import Contract, Ruleset, find_ruleset
 from backalley.rules.par import par, side_contracts
 from backalley.simulate import as_sheet, make_record, player_pool, simulate_games
@@ -192,6 +201,68 @@ def test_cluster_means_count_a_game_once() -> None:
     assert got["cards_half"] == pytest.approx(1.959963984540054 * (3 / 2 * ss) ** 0.5 / 4)
     one = cluster_means(frame.filter(pl.col("game_id") == "a"), ["who"]).row(0, named=True)
     assert one["play"] == pytest.approx(3.0) and one["play_half"] is None
+    assert one["play_low"] is None and one["play_high"] is None
+
+
+def test_the_bootstrap_resamples_games_with_replacement() -> None:
+    """The vectorized bounds equal a plain resampling, game by game, with the same draws."""
+    rng = np.random.default_rng(1)
+    sums, sizes = rng.normal(0, 5, size=(30, 2)), rng.integers(1, 6, size=30).astype(float)
+    got = bootstrap_bounds(sums, sizes)
+    draws = np.random.default_rng(BOOTSTRAP_SEED).integers(0, 30, size=(BOOTSTRAP, 30))
+    means = np.array([[sums[d, k].sum() / sizes[d].sum() for k in range(2)] for d in draws])
+    assert got == pytest.approx(np.percentile(means, [2.5, 97.5], axis=0))
+    assert (got[0] < sums.sum(0) / sizes.sum()).all() and (got[1] > sums.sum(0) / sizes.sum()).all()
+    assert np.isnan(bootstrap_bounds(sums[:1], sizes[:1])).all()
+
+
+def test_the_bootstrap_draws_in_blocks_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(2)
+    sums, sizes = rng.normal(0, 5, size=(41, 3)), rng.integers(1, 6, size=41).astype(float)
+    whole = bootstrap_bounds(sums, sizes)
+    monkeypatch.setattr(ledger_mod, "BOOTSTRAP_BLOCK", 41 * 7)  # 7 resamples a block, the last one shorter
+    assert (bootstrap_bounds(sums, sizes) == whole).all()
+
+
+def test_the_bootstrap_is_bounded_in_cost() -> None:
+    assert resamples(2) == resamples(BOOTSTRAP_CAP // BOOTSTRAP) == BOOTSTRAP
+    assert resamples(10_000) == BOOTSTRAP_CAP // 10_000 < BOOTSTRAP
+    assert resamples(10**8) == BOOTSTRAP_MIN
+
+
+def test_the_bootstrap_agrees_with_the_cluster_interval_on_many_games() -> None:
+    rng = random.Random(4)
+    rows = [(f"g{g}", "x", rng.gauss(1.0, 10.0)) for g in range(400) for _ in range(rng.randint(1, 8))]
+    frame = pl.DataFrame(
+        {"game_id": [r[0] for r in rows], "who": [r[1] for r in rows], **{p: [r[2] for r in rows] for p in PARTS}}
+    )
+    got = cluster_means(frame, ["who"]).row(0, named=True)
+    assert got["cards_low"] < got["cards"] < got["cards_high"]
+    assert (got["cards_high"] - got["cards_low"]) / 2 == pytest.approx(got["cards_half"], rel=0.15)
+
+
+def test_each_group_is_bootstrapped_from_its_own_games() -> None:
+    frame = pl.DataFrame(
+        {
+            "game_id": ["a", "b", "c", "a", "d", "e", "f"],
+            "who": ["y", "y", "y", "x", "x", "x", "x"],
+            **{p: [1.0, 5.0, -2.0, 3.0, 0.0, 7.0, 2.0] for p in PARTS},
+        }
+    )
+    got = {r["who"]: r for r in cluster_means(frame, ["who"]).iter_rows(named=True)}
+    for who, sums in (("x", [3.0, 0.0, 7.0, 2.0]), ("y", [1.0, 5.0, -2.0])):
+        want = bootstrap_bounds(np.array([[v] * len(PARTS) for v in sums]), np.ones(len(sums)))
+        assert (got[who]["play_low"], got[who]["play_high"]) == pytest.approx((want[0][0], want[1][0]))
+    assert cluster_means(frame, ["who"]).equals(cluster_means(frame.reverse(), ["who"]))  # reproducible
+
+
+def test_the_report_shows_the_bootstrap_interval_under_the_mean() -> None:
+    row = {"deals": 9, "games": 3, **{p: 1.0 for p in PARTS}, **{f"{p}_half": 0.5 for p in PARTS}}
+    row |= {"cards_low": 0.25, "cards_high": 2.5, "actual_low": None, "actual_high": None}
+    cells = [str(c) for c in luck_cells(row)]
+    cards, actual = cells[2 + PARTS.index("cards")], cells[2 + PARTS.index("actual")]
+    assert '<span class="ci">+0.25 to +2.50</span>' in cards  # asymmetric: not the ± half-width
+    assert 'class="ci"' not in actual
 
 
 def test_the_report_shows_the_ledger(db: Path, ledger: pl.DataFrame, tmp_path: Path) -> None:

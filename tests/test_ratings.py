@@ -25,8 +25,10 @@ from backalley.analysis.ratings import (
     ratings_current,
     ratings_of,
     read_results,
+    refresh_if_stale,
     store_ratings,
     stored_ratings,
+    stored_stamps,
 )
 from backalley.cli.app import app
 from backalley.rules import find_ruleset
@@ -153,7 +155,7 @@ def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path
     copy = tmp_path / "copy.duckdb"
     copy.write_bytes(db.read_bytes())
     with duckdb.connect(str(copy)) as con:
-        con.execute("UPDATE ratings SET mu = 99")
+        con.execute("UPDATE ratings SET mu = 99 WHERE options = ''")  # the group of the games stored below
     more = tmp_path / "more.jsonl"
     more.write_text("".join(line + "\n" for line in simulate_games(2, seed=7, players=6)), encoding="utf-8")
     same = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
@@ -240,3 +242,79 @@ def test_ingest_without_ratings_leaves_them(db: Path, tmp_path: Path) -> None:
     more.write_text("".join(line + "\n" for line in simulate_games(1, seed=9, players=6)), encoding="utf-8")
     result = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", "--no-ratings", str(more)])
     assert result.exit_code == 0 and "ratings refreshed" not in result.output and _table(copy) == []
+
+
+def _count_fits(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Make every fit of a group's ratings log its ruleset and options."""
+    calls: list[tuple[str, str]] = []
+    real = ratings_mod.ratings_of
+
+    def logged(ruleset: str, options: str, results: list[Result]) -> list[ratings_mod.Rating]:
+        calls.append((ruleset, options))
+        return real(ruleset, options, results)
+
+    monkeypatch.setattr(ratings_mod, "ratings_of", logged)
+    return calls
+
+
+def _group_rows(db: Path, options: str) -> list[tuple[object, ...]]:
+    return [r for r in _table(db) if r[1] == options]
+
+
+def test_an_ingest_refits_only_the_groups_whose_games_changed(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE ratings SET mu = 99")  # a row refitted loses it
+        solo_stamp = stored_stamps(con)["standard|no_partnerships"]
+    calls = _count_fits(monkeypatch)
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(line + "\n" for line in simulate_games(2, seed=17, players=6)), encoding="utf-8")
+    result = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", str(more)])
+    assert result.exit_code == 0 and "ratings refreshed: " in result.output
+    assert calls == [("standard", "")]
+    solo = _group_rows(copy, "no_partnerships")
+    assert solo and {r[4] for r in solo} == {99}  # the other group's rows are left as they were
+    assert _group_rows(copy, "") == [r for r in _fitted(copy) if r[1] == ""]
+    with duckdb.connect(str(copy), read_only=True) as con:
+        assert ratings_current(con) and stored_stamps(con)["standard|no_partnerships"] == solo_stamp
+
+
+def test_a_replaced_game_makes_its_group_stale(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    rules = find_ruleset("standard", ("no_partnerships",))
+    line = next(iter(simulate_games(3, seed=6, players=6, rules=rules)))
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("{ " + line[1:] + "\n", encoding="utf-8")  # the same game, other bytes
+    calls = _count_fits(monkeypatch)
+    result = runner.invoke(app, ["ingest", "--db", str(copy), "-w", "1", "--replace", str(changed)])
+    assert result.exit_code == 0, result.output
+    assert calls == [("standard", "no_partnerships")]
+    assert _table(copy) == _fitted(copy)
+
+
+def test_the_rows_of_a_group_without_games_are_dropped(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("INSERT INTO ratings VALUES ('pereulok', '', 'player', 'Gone', 1, 1, 3, false, 0)")
+        stamps = {**stored_stamps(con), "pereulok|": "3 games, latest ingested at then"}
+        con.execute("UPDATE meta SET value = ? WHERE key = 'ratings_stamp'", [ratings_mod.json.dumps(stamps)])
+        assert not ratings_current(con)
+        assert refresh_if_stale(con) == []  # nothing refitted, the gone group dropped
+        assert ratings_current(con) and stored_stamps(con) == ratings_mod.json.loads(games_stamp(con))
+    assert _table(copy) == _table(db)
+
+
+def test_a_stamp_of_an_older_form_refits_every_group(db: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    with duckdb.connect(str(copy)) as con:
+        con.execute("UPDATE meta SET value = '9 games, latest ingested at then' WHERE key = 'ratings_stamp'")
+        assert stored_stamps(con) == {} and not ratings_current(con)
+        rows = refresh_if_stale(con)
+        assert rows is not None and {r.options for r in rows} == {"", "no_partnerships"}
+        assert refresh_if_stale(con) is None

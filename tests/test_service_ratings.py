@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 from typer.testing import CliRunner
 
+from backalley.analysis import ratings as ratings_mod
 from backalley.analysis.ratings import MIN_PARTNERS, RATING_COLUMNS, ratings_current, store_ratings
 from backalley.cli.app import app
+from backalley.rules import find_ruleset
 from backalley.simulate import simulate_games
 from tests.helpers import AUTH, NDJSON, make_client
 
@@ -111,3 +114,30 @@ def test_uploads_the_service_stopped_before_rating_are_rated_when_it_starts_agai
         svc.metrics()
         with svc.reader() as cur:
             assert ratings_current(cur) and _stored(cur)
+
+
+def test_the_background_refit_refits_only_the_groups_whose_games_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, str]] = []
+    real = ratings_mod.ratings_of
+
+    def logged(ruleset: str, options: str, results: list[ratings_mod.Result]) -> list[ratings_mod.Rating]:
+        calls.append((ruleset, options))
+        return real(ruleset, options, results)
+
+    monkeypatch.setattr(ratings_mod, "ratings_of", logged)
+    solo = find_ruleset("standard", ("no_partnerships",))
+    with make_client(tmp_path / "s.duckdb", metrics_max_age=0) as client:
+        svc = client.app.state.service  # type: ignore[attr-defined]
+        svc.metrics()
+        assert client.post("/api/v1/games", content=_body(4, 35, 6), headers={**NDJSON, **AUTH}).status_code == 200
+        _refreshed(svc)
+        assert calls == [("standard", "")]
+        body = "".join(line + "\n" for line in simulate_games(3, seed=36, players=6, rules=solo)).encode()
+        assert client.post("/api/v1/games", content=body, headers={**NDJSON, **AUTH}).status_code == 200
+        _refreshed(svc)
+        assert calls == [("standard", ""), ("standard", "no_partnerships")]
+        with svc.reader() as cur:
+            assert ratings_current(cur)
+            assert _stored(cur) == sorted(tuple(getattr(r, c) for c in RATING_COLUMNS) for r in store_ratings(cur))

@@ -17,7 +17,8 @@ so that ``actual − expected par = cards + bidding + play`` exactly, for every 
 Score-sheet games (no cards) and unanalysed deals are left out; :func:`sheet_games`
 counts the sheets.  :func:`luck_figures` averages the parts per deal for each player
 and partnership, each mean with a 95% interval that counts a game's deals together
-(a cluster interval by game: the deals of one game share players and a score).
+(the deals of one game share players and a score): a percentile bootstrap by game
+(:func:`bootstrap_bounds`), and the analytic cluster half-width beside it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 import duckdb
+import numpy as np
 import polars as pl
 
 from backalley.cards import SEATS
@@ -231,15 +233,72 @@ PARTS = ("actual", "cards", "bidding", "play", "play_own", "play_opponents", "ad
 Z95 = 1.959963984540054
 
 
+#: The bootstrap's resamples of a group's games, its seed (the same figures give the same bounds), the bound
+#: on resamples × games a group may cost (a group of more games gets fewer resamples: 500 for 10,000 games),
+#: and the fewest resamples a group gets whatever its games.
+BOOTSTRAP, BOOTSTRAP_SEED, BOOTSTRAP_CAP, BOOTSTRAP_MIN = 1000, 20_240_601, 5_000_000, 200
+#: Resamples × games drawn at a time (the memory a group's bootstrap holds: a few arrays of as many numbers).
+BOOTSTRAP_BLOCK = 250_000
+
+
+def resamples(games: int) -> int:
+    """How many resamples a group of ``games`` games gets (:data:`BOOTSTRAP`, fewer past :data:`BOOTSTRAP_CAP`)."""
+    return max(BOOTSTRAP_MIN, min(BOOTSTRAP, BOOTSTRAP_CAP // max(games, 1)))
+
+
+def bootstrap_bounds(sums: np.ndarray[Any, Any], sizes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The 2.5% and 97.5% percentiles (rows) of each part's (columns) mean per deal over resamples of the games:
+    ``sums`` is games × parts (each game's part sums S_g), ``sizes`` each game's deals n_g; a resample draws G
+    games with replacement and its mean is ΣS / Σn. NaN with fewer than 2 games."""
+    games = len(sizes)
+    if games < 2:
+        return np.full((2, sums.shape[1]), np.nan)
+    rng, b = np.random.default_rng(BOOTSTRAP_SEED), resamples(games)
+    step = max(1, BOOTSTRAP_BLOCK // games)
+    means = np.concatenate([_resampled_means(rng, sums, sizes, min(step, b - k)) for k in range(0, b, step)])
+    bounds: np.ndarray[Any, Any] = np.percentile(means, [2.5, 97.5], axis=0)
+    return bounds
+
+
+def _resampled_means(
+    rng: np.random.Generator, sums: np.ndarray[Any, Any], sizes: np.ndarray[Any, Any], b: int
+) -> np.ndarray[Any, Any]:
+    """``b`` resamples' means (rows) of each part: how often each game is drawn, then ΣS / Σn."""
+    games = len(sizes)
+    draws = rng.integers(0, games, size=(b, games))
+    weights = np.bincount((draws + games * np.arange(b)[:, None]).ravel(), minlength=b * games).reshape(b, games)
+    means: np.ndarray[Any, Any] = (weights @ sums) / (weights @ sizes)[:, None]
+    return means
+
+
+def _bootstrap(per_game: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per ``keys``: each part's bootstrap bounds (``{part}_low``, ``{part}_high``) from the games' sums."""
+    ordered = per_game.sort([*keys, "game_id"])
+    groups = ordered.group_by(keys, maintain_order=True).agg(pl.len().alias("g"))
+    sums, sizes = ordered.select(PARTS).to_numpy().astype(float), ordered["n"].to_numpy().astype(float)
+    ends = np.cumsum(groups["g"].to_numpy())
+    bounds = [
+        bootstrap_bounds(sums[e - g : e], sizes[e - g : e]) for g, e in zip(groups["g"].to_numpy(), ends, strict=True)
+    ]
+    low = np.array([b[0] for b in bounds]).reshape(len(bounds), len(PARTS))
+    high = np.array([b[1] for b in bounds]).reshape(len(bounds), len(PARTS))
+    cols = {
+        **{f"{p}_low": low[:, k] for k, p in enumerate(PARTS)},
+        **{f"{p}_high": high[:, k] for k, p in enumerate(PARTS)},
+    }
+    return pl.concat([groups.drop("g"), pl.DataFrame(cols).fill_nan(None)], how="horizontal")
+
+
 def _with_adjusted(ledger: pl.DataFrame) -> pl.DataFrame:
     return ledger.with_columns(adjusted=pl.col("actual") - pl.col("cards"))
 
 
 def cluster_means(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per ``keys``: deals, games, and each part's mean per deal with its 95% half-width (cluster by game).
+    """Per ``keys``: deals, games, and each part's mean per deal with its 95% interval by game: the bootstrap's
+    bounds (``{part}_low``, ``{part}_high``: :func:`bootstrap_bounds`) and the analytic half-width (``{part}_half``).
 
     The half-width is ``Z95 · √(G/(G−1) · Σ_g (S_g − mean·n_g)²) / N`` over the G games (game g:
-    n_g deals, part sum S_g; N deals in all); null with fewer than 2 games.
+    n_g deals, part sum S_g; N deals in all); all null with fewer than 2 games.
     """
     if frame.is_empty():
         return pl.DataFrame(schema={**{k: frame.schema[k] for k in keys}, "deals": pl.Int64, "games": pl.Int64})
@@ -259,7 +318,7 @@ def cluster_means(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         pl.when(g >= 2).then(Z95 * (g / (g - 1) * pl.col(f"{p}_ss")).sqrt() / pl.col("deals")).alias(f"{p}_half")
         for p in PARTS
     ]
-    return out.with_columns(half).drop([f"{p}_ss" for p in PARTS]).sort(keys)
+    return out.with_columns(half).drop([f"{p}_ss" for p in PARTS]).join(_bootstrap(per_game, keys), on=keys).sort(keys)
 
 
 def pair_rows(ledger: pl.DataFrame) -> pl.DataFrame:
@@ -310,6 +369,11 @@ def luck_figures(
 
 
 __all__ = [
+    "BOOTSTRAP",
+    "BOOTSTRAP_BLOCK",
+    "BOOTSTRAP_CAP",
+    "BOOTSTRAP_MIN",
+    "BOOTSTRAP_SEED",
     "LEDGER_COLUMNS",
     "LEDGER_SCHEMA",
     "MIN_EXPECTED",
@@ -317,6 +381,7 @@ __all__ = [
     "Z95",
     "LedgerError",
     "SideLedger",
+    "bootstrap_bounds",
     "cluster_means",
     "cumulative_games",
     "expected_pars",
@@ -326,6 +391,7 @@ __all__ = [
     "pair_rows",
     "position",
     "read_sides",
+    "resamples",
     "sheet_games",
     "side_ledger",
     "side_seats",

@@ -18,6 +18,7 @@ A rating whose σ is above :data:`PROVISIONAL_SIGMA` is provisional (shown with
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ _GAMES_SQL = """
 SELECT g.game_id, g.ruleset, g.options, g.played_at::DATE AS day, g.player_n, g.player_e, g.player_s, g.player_w,
        list(s.side ORDER BY s.side) AS sides, list(s.score ORDER BY s.side) AS scores, g.scored_deals
 FROM games g JOIN game_sides s ON s.game_id = g.game_id
-WHERE g.valid AND g.complete AND s.score IS NOT NULL
+WHERE g.valid AND g.complete AND s.score IS NOT NULL AND ($every OR (g.ruleset = $ruleset AND g.options = $options))
 GROUP BY ALL
 ORDER BY day NULLS LAST, g.game_id
 """
@@ -126,10 +127,16 @@ class Rating:
 _SEAT_SIDE = {"NS": (0, 2), "EW": (1, 3), "N": (0,), "E": (1,), "S": (2,), "W": (3,)}
 
 
-def read_results(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str], list[Result]]:
-    """Every valid, complete game's result, per ruleset and options, in the order played."""
-    out: dict[tuple[str, str], list[Result]] = defaultdict(list)
-    for game_id, ruleset, options, day, *rest in con.execute(_GAMES_SQL).fetchall():
+#: A ruleset and its options (as ``games`` has them): the games one scale of ratings is fitted to.
+Group = tuple[str, str]
+
+
+def read_results(con: duckdb.DuckDBPyConnection, group: Group | None = None) -> dict[Group, list[Result]]:
+    """Every valid, complete game's result (only ``group``'s when given), per ruleset and options, in the order
+    played."""
+    out: dict[Group, list[Result]] = defaultdict(list)
+    args = {"every": group is None, "ruleset": group[0] if group else "", "options": group[1] if group else ""}
+    for game_id, ruleset, options, day, *rest in con.execute(_GAMES_SQL, args).fetchall():
         names, sides, scores, deals = rest[:4], rest[4], rest[5], rest[6]
         if any(s not in _SEAT_SIDE for s in sides) or any(n is None for n in names):
             raise RatingError(f"a game of {ruleset} has a side or player the ratings cannot read")
@@ -232,36 +239,94 @@ RATING_SCHEMA: dict[str, Any] = {
 }
 
 
-#: The ``meta`` key of the games the stored ratings were fitted to (:func:`games_stamp`).
+#: The ``meta`` key of the games the stored ratings were fitted to (:func:`games_stamps`).
 STAMP_KEY = "ratings_stamp"
+
+_STAMPS_SQL = "SELECT ruleset, options, count(*), max(ingested_at) FROM games GROUP BY ALL ORDER BY ALL"
+
+
+def _key(group: Group) -> str:
+    return f"{group[0]}|{group[1]}"
+
+
+def games_stamps(con: duckdb.DuckDBPyConnection) -> dict[Group, str]:
+    """What each group's ratings depend on: its stored games' count and latest time of ingest (a game of the
+    group stored, replaced or moved to another group changes it)."""
+    rows = con.execute(_STAMPS_SQL).fetchall()
+    return {(str(r), str(o)): f"{n} games, latest ingested at {t}" for r, o, n, t in rows}
+
+
+def stamp_text(stamps: dict[Group, str]) -> str:
+    """The stamps as the ``meta`` row keeps them: JSON, each group's stamp under ``ruleset|options``."""
+    return json.dumps({_key(g): v for g, v in stamps.items()}, sort_keys=True, ensure_ascii=False)
 
 
 def games_stamp(con: duckdb.DuckDBPyConnection) -> str:
-    """What the ratings depend on, in a line: the stored games' count and latest time of ingest (a game stored or
-    replaced changes it)."""
-    count, latest = con.execute("SELECT count(*), max(ingested_at) FROM games").fetchall()[0]
-    return f"{count} games, latest ingested at {latest}"
+    """The stamp of the games stored now (:func:`games_stamps`), as the ``meta`` row keeps it."""
+    return stamp_text(games_stamps(con))
+
+
+def stored_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The stamps the stored ratings were fitted to, per ``ruleset|options`` (empty when none, or in an older
+    form: then every group is stale)."""
+    got = con.execute("SELECT value FROM meta WHERE key = ?", [STAMP_KEY]).fetchall()
+    try:
+        stamps = json.loads(got[0][0]) if got else {}
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in stamps.items()} if isinstance(stamps, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Refit:
+    """What a refresh does: the groups to fit again (their games changed), and the stamps to store after it."""
+
+    stale: tuple[Group, ...]
+    stamps: dict[Group, str]
+    #: The stored rows and stamps are not those of the games now (a group stale or gone), or ``every`` was asked.
+    due: bool
+
+
+def plan_refit(con: duckdb.DuckDBPyConnection, every: bool = False) -> Refit:
+    """The groups whose games are not those their ratings were fitted to (``every``: all groups)."""
+    now, before = games_stamps(con), ({} if every else stored_stamps(con))
+    stale = tuple(g for g, stamp in now.items() if before.get(_key(g)) != stamp)
+    return Refit(stale, now, every or bool(stale) or len(before) != len(now))
 
 
 def ratings_current(con: duckdb.DuckDBPyConnection) -> bool:
-    """The stored ratings were fitted to the games stored now."""
-    got = con.execute("SELECT value FROM meta WHERE key = ?", [STAMP_KEY]).fetchall()
-    return bool(got) and got[0][0] == games_stamp(con)
+    """The stored ratings were fitted to the games stored now (no group stale)."""
+    return not plan_refit(con).due
 
 
-def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating], stamp: str) -> None:
-    """Replace the ``ratings`` table's rows by ``rows``, fitted to the games of ``stamp`` (:func:`games_stamp`, read
-    before them), in one transaction: a reader sees the old or the new."""
+def fit_groups(con: duckdb.DuckDBPyConnection, plan: Refit) -> list[Rating]:
+    """The ratings of the plan's stale groups, fitted from the store on ``con``."""
+    out: list[Rating] = []
+    for group in plan.stale:
+        for (ruleset, options), results in read_results(con, group).items():
+            out += ratings_of(ruleset, options, results)
+    return out
+
+
+def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating], plan: Refit) -> None:
+    """Replace the stale groups' rows by ``rows`` and drop those of groups without games, storing the plan's
+    stamps (read before the fit), in one transaction: a reader sees the old or the new; other groups' rows stay."""
     con.begin()
     try:
-        con.execute("DELETE FROM ratings")
+        for ruleset, options in plan.stale:
+            con.execute("DELETE FROM ratings WHERE ruleset = ? AND options = ?", [ruleset, options])
+        if plan.stamps:
+            kept = [list(g) for g in plan.stamps]
+            con.execute("DELETE FROM ratings WHERE NOT list_contains($kept, [ruleset, options])", {"kept": kept})
+        else:
+            con.execute("DELETE FROM ratings")
         if rows:  # one insert of a frame: executemany took 3.6 s for 10,000 rows, the frame 0.4 s
             values = [tuple(getattr(r, c) for c in RATING_COLUMNS) for r in rows]
             con.register("new_ratings", pl.DataFrame(values, schema=RATING_SCHEMA, orient="row"))
             con.execute(f"INSERT INTO ratings SELECT {', '.join(RATING_COLUMNS)} FROM new_ratings")
             con.unregister("new_ratings")
         con.execute("DELETE FROM meta WHERE key = ?", [STAMP_KEY])
-        con.execute("INSERT INTO meta VALUES (?, ?)", [STAMP_KEY, stamp])
+        con.execute("INSERT INTO meta VALUES (?, ?)", [STAMP_KEY, stamp_text(plan.stamps)])
     except BaseException:
         con.rollback()
         raise
@@ -270,16 +335,21 @@ def write_ratings(con: duckdb.DuckDBPyConnection, rows: list[Rating], stamp: str
 
 def refresh_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
     """Fit every ruleset's and options' ratings from the store on ``con`` (open for writing) and store them."""
-    stamp = games_stamp(con)
-    rows = store_ratings(con)
-    write_ratings(con, rows, stamp)
+    plan = plan_refit(con, every=True)
+    rows = fit_groups(con, plan)
+    write_ratings(con, rows, plan)
     return rows
 
 
 def refresh_if_stale(con: duckdb.DuckDBPyConnection) -> list[Rating] | None:
-    """Refresh the ratings unless they were fitted to the games stored now (:func:`ratings_current`); ``None``
-    when they were left as they were."""
-    return None if ratings_current(con) else refresh_ratings(con)
+    """Refit and store the ratings of the groups whose games changed since their fit (:func:`plan_refit`), drop
+    those of groups without games, keep the others; the refitted rows, or ``None`` when nothing was stale."""
+    plan = plan_refit(con)
+    if not plan.due:
+        return None
+    rows = fit_groups(con, plan)
+    write_ratings(con, rows, plan)
+    return rows
 
 
 def stored_ratings(con: duckdb.DuckDBPyConnection) -> list[Rating]:
@@ -350,13 +420,18 @@ __all__ = [
     "PROVISIONAL_SIGMA",
     "RATING_COLUMNS",
     "RATING_SCHEMA",
+    "Group",
     "Rating",
     "RatingError",
+    "Refit",
     "Result",
     "fit",
+    "fit_groups",
     "games_stamp",
+    "games_stamps",
     "kinds",
     "pair_name",
+    "plan_refit",
     "player_ratings",
     "rating_lines",
     "rating_text",
@@ -366,8 +441,10 @@ __all__ = [
     "read_results",
     "refresh_if_stale",
     "refresh_ratings",
+    "stamp_text",
     "store_ratings",
     "stored_ratings",
+    "stored_stamps",
     "times",
     "write_ratings",
 ]

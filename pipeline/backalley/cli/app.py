@@ -557,8 +557,8 @@ def ingest(
     Valid, invalid and unreadable inputs all leave a trace: games (valid or not)
     in `games` and the detail tables, everything else in `rejects`. The same
     record ingested twice is stored once; a run killed at any moment can simply
-    be run again. The ratings (table `ratings`) are refreshed afterwards unless they
-    were fitted to the games stored now (--no-ratings: not). With --cluster and --lake the same
+    be run again. The ratings (table `ratings`) of each ruleset and options whose
+    games changed are refitted afterwards, the others kept (--no-ratings: none). With --cluster and --lake the same
     runs on Dask into a Delta Lake (query it after `backalley attach`).
 
     Exit status: 0 when every record was stored and valid, 1 when some were
@@ -623,8 +623,8 @@ def ingest(
 
 
 def _refresh_ratings(store: "Store") -> None:
-    """After an ingest: the ratings refreshed unless they are current (docs/metrics.md, "Ratings"), or a note on
-    stderr saying why not."""
+    """After an ingest: the ratings of the rulesets and options whose games changed refitted (docs/metrics.md,
+    "Ratings"), saying which, or a note on stderr saying why not."""
     import duckdb
 
     from backalley.analysis.ratings import RatingError, refresh_if_stale
@@ -637,7 +637,8 @@ def _refresh_ratings(store: "Store") -> None:
         return
     if rows:
         pairs = sum(r.kind == "pair" for r in rows)
-        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players")
+        groups = sorted({"+".join([r.ruleset, *[o for o in r.options.split(",") if o]]) for r in rows})
+        note(f"ratings refreshed: {pairs:,} partnerships, {len(rows) - pairs:,} players of {', '.join(groups)}")
 
 
 def print_run(run: "RunSummary", json_out: bool) -> None:

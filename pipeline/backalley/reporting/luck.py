@@ -49,16 +49,18 @@ LUCK_MEANS = (
 LUCK_HOW = (
     "How to read: cards near 0 is an even share of the deals; bidding is 0 at best (below 0: points a bid"
     " left on the table); play below 0 lost points against double-dummy play. Under each mean its 95% interval"
-    " (a game's deals counted together)."
+    " (a bootstrap by game: a game's deals counted together)."
 )
 
 
 def _mean_cell(r: Mapping[str, Any], part: str) -> Markup:
-    mean, half = r.get(part), r.get(f"{part}_half")
-    text = esc(fmt_num(mean, signed=part != "actual" and part != "adjusted"))
-    if half is None or mean is None:
+    """The mean, and under it its 95% bootstrap interval by game (none with fewer than 2 games)."""
+    mean, bounds = r.get(part), (r.get(f"{part}_low"), r.get(f"{part}_high"))
+    signed = part not in ("actual", "adjusted")
+    text = esc(fmt_num(mean, signed=signed))
+    if mean is None or None in bounds:
         return Markup(f'<span class="rate">{text}</span>')
-    low, high = (fmt_num(mean + s * half, signed=part not in ("actual", "adjusted")) for s in (-1, 1))
+    low, high = (fmt_num(b, signed=signed) for b in bounds)
     return Markup(f'<span class="rate">{text}</span><span class="ci">{esc(low)} to {esc(high)}</span>')
 
 

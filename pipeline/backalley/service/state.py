@@ -28,7 +28,7 @@ from typing import Any, cast
 import duckdb
 import orjson
 
-from backalley.analysis.ratings import RatingError, games_stamp, ratings_current, store_ratings, write_ratings
+from backalley.analysis.ratings import RatingError, fit_groups, plan_refit, write_ratings
 from backalley.records.sources import Item, dumps, parse
 from backalley.reporting.metrics import Metrics, compute
 from backalley.service import auth, data
@@ -420,17 +420,17 @@ class Service:
         return cached.generation != self.generation and time.monotonic() - cached.done >= rest
 
     def _refresh_ratings(self) -> None:
-        """Refit the ratings and store them (table ``ratings``) unless they were fitted to the games stored now
-        (a store just upgraded has none): fitted on a reading cursor, written under the write lock. A failure is
-        logged; the ratings stay as they were."""
+        """Refit and store (table ``ratings``) the ratings of the rulesets and options whose games changed since
+        they were fitted (a store just upgraded has none: all), as ``ingest`` does (``plan_refit``): fitted on a
+        reading cursor, written under the write lock. A failure is logged; the ratings stay as they were."""
         try:
             with self.reader() as cur:
-                if ratings_current(cur):
+                plan = plan_refit(cur)
+                if not plan.due:
                     return
-                stamp = games_stamp(cur)
-                rows = store_ratings(cur)
+                rows = fit_groups(cur, plan)
             with self.lock, self.store.cursor() as cur:
-                write_ratings(cur, rows, stamp)
+                write_ratings(cur, rows, plan)
         except (RatingError, duckdb.Error):
             log.exception("refreshing the ratings failed")
 
