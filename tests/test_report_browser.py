@@ -217,19 +217,26 @@ def test_a_report_of_several_rulesets_shows_each_in_its_section(tmp_path: Path, 
     assert not seen, seen
 
 
-def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) -> None:
-    """Analysed standard games: the bid-vs-makeable and play-accuracy tables render, on desktop and phone."""
+def analysed_store(tmp_path: Path, *, games: int, seed: int, players: int) -> Path:
+    """A store of simulated standard games, ingested and analysed (deals of up to 2 cards) through the CLI."""
     from typer.testing import CliRunner
 
     from backalley.cli.app import app
     from backalley.simulate import simulate_games
 
-    games = tmp_path / "games.jsonl"
-    games.write_text("".join(line + "\n" for line in simulate_games(2, seed=15, players=4)), encoding="utf-8")
+    records = tmp_path / "games.jsonl"
+    lines = simulate_games(games, seed=seed, players=players)
+    records.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     db = tmp_path / "store.duckdb"
     runner = CliRunner()
-    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
+    assert runner.invoke(app, ["ingest", "--db", str(db), str(records)]).exit_code == 0
     assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    return db
+
+
+def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) -> None:
+    """Analysed standard games: the bid-vs-makeable and play-accuracy tables render, on desktop and phone."""
+    db = analysed_store(tmp_path, games=2, seed=15, players=4)
     summary = write_reports(db, tmp_path / "reports", workers=1)
     for page in (summary.index, summary.player_pages[0]):
         seen = browser.open(page.resolve().as_uri())
@@ -252,17 +259,7 @@ def test_double_dummy_sections_load_cleanly(tmp_path: Path, browser: Browser) ->
 def test_ratings_calibration_and_the_luck_ledger_render(tmp_path: Path, browser: Browser) -> None:
     """A store rated at ingest and analysed: the leaderboard's rating view, the ratings, their calibration
     charts, and a player's ratings and luck ledger load cleanly, on desktop and phone."""
-    from typer.testing import CliRunner
-
-    from backalley.cli.app import app
-    from backalley.simulate import simulate_games
-
-    games = tmp_path / "games.jsonl"
-    games.write_text("".join(line + "\n" for line in simulate_games(40, seed=16, players=6)), encoding="utf-8")
-    db = tmp_path / "store.duckdb"
-    runner = CliRunner()
-    assert runner.invoke(app, ["ingest", "--db", str(db), str(games)]).exit_code == 0
-    assert runner.invoke(app, ["analyze", "--db", str(db), "--max-cards", "2"]).exit_code == 0
+    db = analysed_store(tmp_path, games=40, seed=16, players=6)
     summary = write_reports(db, tmp_path / "reports", workers=1)
     con = open_store(db)
     lb = compute(con).leaderboard
