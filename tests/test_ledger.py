@@ -308,3 +308,23 @@ def test_the_columns_are_documented() -> None:
     text = (Path(__file__).resolve().parent.parent / "docs" / "database.md").read_text(encoding="utf-8")
     listed = text.split("### The luck ledger", 1)[1].split("`game_id, deal,", 1)[1].split("`", 1)[0]
     assert ["game_id", "deal", *[c.strip() for c in listed.split(",") if c.strip()]] == list(LEDGER_COLUMNS)
+
+
+def test_query_computes_the_luck_ledger_when_the_sql_names_it(db: Path, ledger: pl.DataFrame, tmp_path: Path) -> None:
+    """``backalley query`` registers the computed ledger for SQL that names it (docs/database.md)."""
+    sql = "SELECT game_id, deal, side, player, cards, bidding, play FROM luck_ledger ORDER BY ALL"
+    out = tmp_path / "ledger.csv"
+    result = runner.invoke(app, ["query", "--db", str(db), "--format", "csv", "--out", str(out), sql])
+    assert result.exit_code == 0, result.output
+    got = pl.read_csv(out, schema_overrides={"game_id": pl.String})
+    want = ledger.select("game_id", "deal", "side", "player", "cards", "bidding", "play").sort(pl.all())
+    assert got.height == want.height > 0
+    assert got.to_dicts() == want.to_dicts()
+
+
+def test_only_sql_naming_the_ledger_as_a_word_computes_it() -> None:
+    from backalley.analysis.relations import named_in
+
+    assert named_in("select * from LUCK_LEDGER") == ["luck_ledger"]
+    assert named_in("select * from my_luck_ledger_copy") == []
+    assert named_in("select 1") == []

@@ -196,3 +196,17 @@ def test_private_mode_needs_a_token_for_sql(tmp_path: Path) -> None:
         assert client.get("/api/v1/sql", params={"q": "SELECT 1"}).status_code == 401
         assert client.get("/sql").status_code == 401
         assert client.get("/api/v1/sql", params={"q": "SELECT 1 AS x"}, headers=AUTH).json() == [{"x": 1}]
+
+
+def test_the_luck_ledger_is_computed_for_a_query_that_names_it(served: Any) -> None:
+    """``luck_ledger`` is no stored table: registered for the query that names it (none analysed here:
+    no row, the ledger's columns), and gone again after it (a second query computes it again)."""
+    from backalley.analysis.ledger import LEDGER_COLUMNS
+
+    client, _ = served
+    for _ in range(2):
+        assert sql(client, "SELECT count(*) AS n FROM Luck_Ledger").json() == [{"n": 0}]
+    header = sql(client, "SELECT * FROM luck_ledger", "csv").text.splitlines()[0]
+    assert header.split(",") == list(LEDGER_COLUMNS)
+    with client.app.state.service.reader() as cur:  # type: ignore[attr-defined]
+        assert "luck_ledger" not in {r[0] for r in cur.execute("SELECT view_name FROM duckdb_views()").fetchall()}

@@ -930,6 +930,7 @@ def query(
 
     Exit status: 0 on success, 2 for a bad query or database error.
     """
+    from backalley.analysis.relations import registered
     from backalley.store.database import StoreError, StoreLockedError, default_db
     from backalley.store.ingest import check_memory_limit
     from backalley.store.query import QUERY_MEMORY_LIMIT, QUERY_TIMEOUT, Format, run_query, write_query
@@ -966,9 +967,9 @@ def query(
     try:
         try:
             if out_file is not None:
-                write_query(db_path, sql, out_file, force=force, **options)
+                write_query(db_path, sql, out_file, force=force, relations=registered, **options)
             else:
-                run_query(db_path, sql, dest=sys.stdout.buffer, **_terminal(), **options)
+                run_query(db_path, sql, dest=sys.stdout.buffer, relations=registered, **_terminal(), **options)
                 sys.stdout.flush()
         except StoreLockedError as exc:  # `backalley serve` holds it: asked through the service
             from backalley.service.client import query_served, write_served

@@ -22,6 +22,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from backalley.analysis.relations import registered
 from backalley.service.problems import Problem
 from backalley.store.database import QueryError, ReadOnlyQueryError, read_query
 from backalley.store.query import QUERY_TIMEOUT, Format, cell, copy_rows, deadline
@@ -130,9 +131,9 @@ class SqlRunner:
         try:
             with deadline(cur, timeout) as fired:
                 try:
-                    check_service_sql(cur, sql)
-                    reader = read_query(cur, sql, params)
-                    return _bounded(reader)
+                    with registered(cur, sql):
+                        check_service_sql(cur, sql)
+                        return _bounded(read_query(cur, sql, params))
                 except ReadOnlyQueryError as exc:
                     raise SqlError(403, str(exc).replace("`backalley ingest`", "an upload")) from None
                 except (QueryError, duckdb.Error) as exc:

@@ -13,12 +13,13 @@ Two result columns of the same name (a join) are written as ``name`` and
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
@@ -92,6 +93,14 @@ def _explain(exc: BaseException, fired: threading.Event, timeout: float, memory_
     return QueryError(text)
 
 
+#: ``relations(con, sql)``: a context in which the computed relations ``sql`` names are registered on ``con``.
+Relations = Callable[[duckdb.DuckDBPyConnection, str], AbstractContextManager[None]]
+
+
+def _no_relations(con: duckdb.DuckDBPyConnection, sql: str) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
 def run_query(
     db: Path,
     sql: str,
@@ -104,19 +113,24 @@ def run_query(
     styles: bool = False,
     memory_limit: str = QUERY_MEMORY_LIMIT,
     timeout: float = QUERY_TIMEOUT,
+    relations: Relations | None = None,
 ) -> None:
     """Run ``sql`` read-only on the store at ``db`` and write the result in ``fmt`` to ``dest``.
+
+    ``relations(con, sql)`` (e.g. :func:`backalley.analysis.relations.registered`) makes the
+    computed relations ``sql`` names available on the connection for the query's length.
 
     Raises :class:`~backalley.store.database.QueryError` (DuckDB's whole message, a time
     limit or memory cap reached) or :class:`~backalley.store.database.StoreError`.
     """
     with Store.open_readonly(db, memory_limit=memory_limit) as store, deadline(store.con, timeout) as fired:
         try:
-            reader = store.query_reader(sql, params)
-            if fmt is Format.table:
-                dest.write(table_text(reader, max_rows, width, styles).encode("utf-8"))
-            else:
-                copy_rows(reader, fmt, dest, memory_limit)
+            with (relations or _no_relations)(store.con, sql):
+                reader = store.query_reader(sql, params)
+                if fmt is Format.table:
+                    dest.write(table_text(reader, max_rows, width, styles).encode("utf-8"))
+                else:
+                    copy_rows(reader, fmt, dest, memory_limit)
         except (duckdb.Error, QueryError) as exc:
             raise _explain(exc, fired, timeout, memory_limit) from None
 
