@@ -330,15 +330,7 @@ def score_over_games(scores: pl.DataFrame, prefix: str) -> str | None:
     xlim = (0.5, max(_num(scores["last_game"].max()), 2.0) + 0.5)
     ylim = _padded([0.0] + [p[1] for p in mine + opp])
     title = "Final score, game by game" + (" (bucket means)" if bucketed else "")
-    plot = _Plot(prefix, title, xlim, ylim)
-    plot.axes(
-        nice_ticks(*xlim, integer=True, max_ticks=9),
-        nice_ticks(*ylim, max_ticks=7),
-        "game number (in order played)",
-        "team's final score",
-        xgrid=True,
-    )
-    plot.line([(xlim[0], 0.0), (xlim[1], 0.0)], MUTED, 0.8)
+    plot = _games_plot(prefix, title, xlim, ylim, "team's final score")
     marked = len(x) <= 60
     plot.line(opp, MUTED, 1)
     plot.line(mine, ACCENT, 1.5)
@@ -349,6 +341,20 @@ def score_over_games(scores: pl.DataFrame, prefix: str) -> str | None:
     entries = [("opponents", MUTED, kind), ("player's team", ACCENT, kind)]
     plot.legend(entries, _best_corner(plot, entries, [mine, opp]))
     return plot.svg()
+
+
+def _games_plot(prefix: str, title: str, xlim: tuple[float, float], ylim: tuple[float, float], ylabel: str) -> _Plot:
+    """A plot over the games in the order played, with its axes and the zero line drawn."""
+    plot = _Plot(prefix, title, xlim, ylim)
+    plot.axes(
+        nice_ticks(*xlim, integer=True, max_ticks=9),
+        nice_ticks(*ylim, max_ticks=7),
+        "game number (in order played)",
+        ylabel,
+        xgrid=True,
+    )
+    plot.line([(xlim[0], 0.0), (xlim[1], 0.0)], MUTED, 0.8)
+    return plot
 
 
 def luck_over_games(games: pl.DataFrame, prefix: str, title: str) -> str | None:
@@ -362,15 +368,7 @@ def luck_over_games(games: pl.DataFrame, prefix: str, title: str) -> str | None:
     ]
     xlim = (0.5, max(float(max(x)), 2.0) + 0.5)
     ylim = _padded([0.0] + [p[1] for _, _, pts in lines for p in pts])
-    plot = _Plot(prefix, title, xlim, ylim)
-    plot.axes(
-        nice_ticks(*xlim, integer=True, max_ticks=9),
-        nice_ticks(*ylim, max_ticks=7),
-        "game number (in order played)",
-        "points, running sum",
-        xgrid=True,
-    )
-    plot.line([(xlim[0], 0.0), (xlim[1], 0.0)], MUTED, 0.8)
+    plot = _games_plot(prefix, title, xlim, ylim, "points, running sum")
     for _, colour, pts in lines:
         plot.line(pts, colour, 1.5)
     entries = [(name, colour, "line") for name, colour, _ in lines]
