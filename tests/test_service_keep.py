@@ -283,6 +283,72 @@ def test_a_correction_that_is_not_legal_is_refused(client: TestClient) -> None:
     assert r.status_code == 200 and r.text.count('class="fix"') == 2
 
 
+def test_the_last_deal_is_taken_back_and_entered_again(client: TestClient) -> None:
+    sheet = sheet_game(13)
+    key = start(client, sheet)
+    text = enter(client, key, sheet, upto=3)
+    assert 'id="take-back"' in text and text.count('class="fix"') == 3
+    r = client.post(f"/keep/{key}/take-back", data={"entered": 3})
+    assert r.status_code == 200 and r.text.count('class="fix"') == 2
+    assert f'data-deal="{sheet["deals"][2]["number"]}"' in r.text
+    last = sheet["deals"][2]
+    for k, b in enumerate(last["bids"]):
+        client.post(f"/keep/{key}/bid", data={"at": 2, "position": k, "bid": str(b["bid"])})
+    if "tricks_won" in last:
+        client.post(f"/keep/{key}/tricks", data={"at": 2, **tricks_fields(last)})
+    text = client.get(f"/keep/{key}").text
+    totals = replay({**sheet, "deals": sheet["deals"][:3]}).final_score
+    assert totals is not None
+    assert re.findall(r'<th class="n total">(-?\d+)</th>', text) == [str(p) for p in totals]
+
+
+def test_taking_back_lets_an_earlier_deal_become_a_pass_out(client: TestClient) -> None:
+    key = start(client, sheet_game(18), first_dealer="N")
+    bid_all(client, key, 0, ["3", "pass", "2", "pass"])
+    client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
+    bid_all(client, key, 1, ["pass", "pass", "pass", "pass"])
+    passed = {"bid0": "pass", "bid1": "pass", "bid2": "pass", "bid3": "pass"}
+    r = client.post(f"/keep/{key}/deals/1", data=passed)
+    assert r.status_code == 409 and "take back the deals after it first" in r.text
+    assert client.post(f"/keep/{key}/take-back", data={"entered": 2}).status_code == 200
+    r = client.post(f"/keep/{key}/deals/1", data=passed)
+    assert r.status_code == 200 and r.text.count('class="fix"') == 1
+
+
+@pytest.mark.parametrize(
+    ("bids", "entered", "said"),
+    [
+        ([], 0, "nothing to take back"),
+        (["3"], 1, "bid it again first, then take back deal 1"),
+        ([], 2, "reload the page"),
+        ([], "x", "not a number"),
+    ],
+)
+def test_a_take_back_that_cannot_be_done_changes_nothing(
+    client: TestClient, bids: list[str], entered: Any, said: str
+) -> None:
+    key = start(client, sheet_game(18), first_dealer="N")
+    if entered != 0:
+        bid_all(client, key, 0, ["3", "pass", "2", "pass"])
+        client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
+    for k, b in enumerate(bids):
+        client.post(f"/keep/{key}/bid", data={"at": 1, "position": k, "bid": b})
+    before = client.get(f"/keep/{key}").text
+    r = client.post(f"/keep/{key}/take-back", data={"entered": entered})
+    assert r.status_code in (400, 409) and said in r.text, r.text
+    assert client.get(f"/keep/{key}").text == before
+
+
+def test_a_stored_game_takes_nothing_back(client: TestClient) -> None:
+    sheet = sheet_game(13)
+    key = start(client, sheet)
+    enter(client, key, sheet, upto=2)
+    assert client.post(f"/keep/{key}/store").status_code == 200
+    r = client.post(f"/keep/{key}/take-back", data={"entered": 2})
+    assert r.status_code == 409 and "was stored" in r.text
+    assert 'id="take-back"' not in r.text
+
+
 @pytest.mark.parametrize("key", ["A" * 24, "short", "..%2F..%2Fetc%2Fpasswd", "A" * 5000, "%00" * 24])
 def test_a_forged_address_is_not_found(client: TestClient, key: str) -> None:
     key_of_a_game = start(client, sheet_game(22))

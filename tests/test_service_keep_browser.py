@@ -88,6 +88,10 @@ def test_a_whole_game_kept_on_a_phone_is_stored_as_its_csv_sheet(tmp_path: Path)
             start(browser, base, sheet)
             for k, deal in enumerate(sheet["deals"]):
                 enter_deal(browser, deal)
+                if k == 3:  # taken back by its button, and entered again
+                    click(browser, "#take-back")
+                    assert js(browser, "document.querySelectorAll('a.fix').length") == k
+                    enter_deal(browser, deal)
                 if k == 12:
                     browser.screenshot(screenshots_dir() / "service_keep.png", WIDTH, mobile=True)
                     scroll, inner = browser.scroll_width()

@@ -331,6 +331,11 @@ async def restart(key: str, request: Request) -> Response:
     return await change(request, key, lambda k, f: keeper.restart_bidding(k, number(f, "at")))
 
 
+@router.post("/keep/{key}/take-back", response_class=HTMLResponse)
+async def take_back(key: str, request: Request) -> Response:
+    return await change(request, key, lambda k, f: keeper.take_back(k, number(f, "entered")))
+
+
 @router.get("/keep/{key}/deals/{index}", response_class=HTMLResponse)
 def correction_form(key: str, index: str, request: Request) -> HTMLResponse:
     """A form to correct one entered deal: its four bids and the tricks."""

@@ -308,6 +308,22 @@ def restart_bidding(kept: Kept, at: int) -> None:
         del kept.dealings[current]
 
 
+def take_back(kept: Kept, entered: int) -> None:
+    """Remove the last entered deal (``entered``: how many deals the form was made for), so that it can be
+    entered again; a deal whose bids are being entered is bid again first."""
+    if kept.stored is not None:
+        raise KeepError(f"this game was stored as {kept.stored!r}: nothing more can be entered here", 409)
+    complete = sum(1 for d in kept.dealings if done(d, kept.rules))
+    check_position(entered, complete, "form")
+    if complete == 0:
+        raise KeepError("no deal is entered yet: there is nothing to take back", 409)
+    if len(kept.dealings) > complete:
+        raise KeepError(
+            f"deal {complete + 1} has bids entered: bid it again first, then take back deal {complete}", 409
+        )
+    del kept.dealings[complete - 1]
+
+
 def correct(kept: Kept, index: int, words: list[str], given: dict[str, str], rainbows: Sequence[str] = ()) -> None:
     """Replace the bids and tricks of complete dealing ``index``; every dealing after it is scored again.
 
@@ -329,7 +345,8 @@ def correct(kept: Kept, index: int, words: list[str], given: dict[str, str], rai
     if passed != rules.is_pass_out(kept.dealings[index].bids) and any(d.bids for d in kept.dealings[index + 1 :]):
         raise KeepError(
             "this correction would make a passed-out deal a bid one or the other way round; the deals after it"
-            " would fall elsewhere in the schedule: only the last deal entered can change so",
+            " would fall elsewhere in the schedule: only the last deal entered can change so (take back the"
+            " deals after it first)",
             409,
         )
     if passed:
