@@ -91,3 +91,13 @@ def test_setup_embeds_the_hash_the_package_checks_at_import() -> None:
     source_hash = namespace["source_hash"]
     assert callable(source_hash)
     assert source_hash() == _source_hash(setup_py.parent / "pipeline" / "backalley")
+
+
+def test_every_registered_ruleset_module_is_compiled() -> None:
+    """A ruleset's module must be in COMPILED_MODULES (an interpreted class cannot subclass a compiled one):
+    the one step of adding a ruleset that nothing derives is checked here instead."""
+    from backalley.rules import RULESETS
+
+    for name, cls in RULESETS.items():
+        module = cls.__module__.removeprefix("backalley.").replace(".", "/")
+        assert module in COMPILED_MODULES, f"ruleset {name!r}: add {module!r} to COMPILED_MODULES"
