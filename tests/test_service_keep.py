@@ -413,6 +413,7 @@ def test_a_signed_in_browser_finds_the_games_being_kept(client: TestClient) -> N
     client.post("/login", data={"token": TOKEN, "next": "/keep"})
     listed = client.get("/keep").text
     assert f'href="/keep/{key}"' in listed and stored not in listed
+    client.cookies.clear()  # the signed-in cookie goes, a forged one comes
     client.cookies.set("backalley_token", "forged")
     assert key not in client.get("/keep").text
 
