@@ -45,19 +45,28 @@ typedef struct {
 } Rel;
 
 typedef struct {
-    uint64_t k[3];
+    uint64_t k[2];
 } Key;
 
 /* A transposition entry: bounds on the side's tricks for every position with this shape (cards per
  * hand per group, leader, trump broken, holders of the special cards) whose top `rel.k[g]` cards
- * of each group have the holders in `pat[g]` (2 bits a card, the highest first). */
+ * of each group have the holders in `pat[g]` (2 bits a card, the highest first; `rel` is in the
+ * entry's Link). */
 typedef struct {
-    uint64_t shape[3];
+    uint64_t shape[2];
     uint32_t pat[MAXG];
-    Rel rel;
     uint8_t lo, hi, best, used;
-    int32_t next; /* the next entry of the same hash chain, or -1 */
 } Entry;
+
+/* An entry's link in its hash chain, apart from the entry (a chain is walked through these alone, a
+ * quarter of an entry's size, and an entry is read only when its tag matches): the next entry of the
+ * chain (-1: none), the entry's relevance, and its tag, a hash of the shape and of the holders of the
+ * relevant cards (`tag_of`). */
+typedef struct {
+    int32_t next;
+    uint32_t tag;
+    Rel rel;
+} Link;
 
 typedef struct {
     PyObject_HEAD
@@ -84,6 +93,7 @@ typedef struct {
     int trick[4];
     /* the transposition table: buckets of 4 entries */
     Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
+    Link *links;    /* each entry's link in its chain */
     int32_t *heads; /* per hash of the shape, its first entry (-1: none) */
     uint64_t tt_mask; /* hash count - 1 */
     int32_t tt_used, tt_cap;
@@ -171,7 +181,6 @@ static void describe(const Core *s, Key *shape, uint32_t *pat) {
     }
     shape->k[0] = gc[0] | gc[1] << 16 | gc[2] << 32 | gc[3] << 48;
     shape->k[1] = gc[4] | gc[5] << 16 | head << 32;
-    shape->k[2] = 0;
     memcpy(pat, s->gpat, sizeof s->gpat);
 }
 
@@ -184,18 +193,32 @@ static inline int32_t *chain(const Core *s, const Key *shape, const uint32_t *pa
     if (top)
         for (int g = 0; g < s->ngroups; g++) tops = tops << 2 | (pat[g] & 3);
     uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
-                 shape->k[2] * 0x165667B19E3779F9ULL ^ (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
+                 (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
     h ^= h >> 29;
     return s->heads + ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
 }
 
-static inline int same_shape(const Entry *e, const Key *shape) {
-    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1] && e->shape[2] == shape->k[2];
+/* A shape's hash, the start of each of its entries' tags. */
+static inline uint64_t shape_hash(const Key *shape) {
+    return shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL;
 }
 
-static int matches(const Core *s, const Entry *e, const uint32_t *pat) {
+/* The tag of an entry with relevance `rel` that a position of shape hash `base` and holders `pat` matches. */
+static inline uint32_t tag_of(const Core *s, uint64_t base, const uint32_t *pat, const Rel *rel) {
+    static const uint64_t mul[MAXG] = {0xD6E8FEB86659FD93ULL, 0xBF58476D1CE4E5B9ULL, 0xA0761D6478BD642FULL,
+                                       0xE7037ED1A0B428DBULL, 0x8EBC6AF09C88C6E3ULL, 0x589965CC75374CC3ULL};
+    uint64_t h = base;
+    for (int g = 0; g < s->ngroups; g++) h += (uint64_t)((pat[g] & prefix_mask(rel->k[g])) ^ 0x5bd1e995u) * mul[g];
+    return (uint32_t)(h >> 32);
+}
+
+static inline int same_shape(const Entry *e, const Key *shape) {
+    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1];
+}
+
+static int matches(const Core *s, const Entry *e, const uint32_t *pat, const Rel *rel) {
     for (int g = 0; g < s->ngroups; g++)
-        if ((pat[g] ^ e->pat[g]) & prefix_mask(e->rel.k[g])) return 0;
+        if ((pat[g] ^ e->pat[g]) & prefix_mask(rel->k[g])) return 0;
     return 1;
 }
 
@@ -211,9 +234,11 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
     for (int g = 0; g < s->ngroups; g++)
         if (!rel->k[g] && (s->remaining & s->groups[g])) top = 0;
     int32_t *head = chain(s, shape, pat, top);
+    uint32_t tag = tag_of(s, shape_hash(shape), pat, rel);
     Entry *e = NULL;
-    for (int32_t i = *head; i >= 0 && !e; i = s->tt[i].next)
-        if (same_shape(&s->tt[i], shape) && !memcmp(&s->tt[i].rel, rel, sizeof *rel) && matches(s, &s->tt[i], pat))
+    for (int32_t i = *head; i >= 0 && !e; i = s->links[i].next)
+        if (s->links[i].tag == tag && !memcmp(&s->links[i].rel, rel, sizeof *rel) && same_shape(&s->tt[i], shape) &&
+            matches(s, &s->tt[i], pat, rel))
             e = &s->tt[i];
     if (!e) {
         if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
@@ -221,10 +246,9 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
             head = chain(s, shape, pat, top);
         }
         e = &s->tt[s->tt_used];
-        e->next = *head;
+        s->links[s->tt_used] = (Link){*head, tag, *rel};
         *head = s->tt_used++;
         memcpy(e->shape, shape->k, sizeof e->shape);
-        e->rel = *rel;
         for (int g = 0; g < MAXG; g++) e->pat[g] = g < s->ngroups ? pat[g] & prefix_mask(rel->k[g]) : 0;
         e->lo = 0;
         e->hi = (uint8_t)left;
@@ -622,12 +646,15 @@ static int boundary(Core *s, int target, Rel *rel) {
     int hint = NO_CARD;
     if (s->flags & F_TT) {
         describe(s, &shape, pat);
+        uint64_t base = shape_hash(&shape);
         for (int k = 0; k < 2; k++)
-        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
             Entry *e = &s->tt[i];
-            if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
+            if (s->links[i].tag != tag_of(s, base, pat, &s->links[i].rel) || !same_shape(e, &shape) ||
+                !matches(s, e, pat, &s->links[i].rel))
+                continue;
             if (e->lo >= target || e->hi < target) {
-                *rel = e->rel;
+                *rel = s->links[i].rel;
                 s->by_tt++;
                 return e->lo >= target;
             }
@@ -692,10 +719,12 @@ static int value(Core *s, int guess) {
         Key shape;
         uint32_t pat[MAXG];
         describe(s, &shape, pat);
+        uint64_t base = shape_hash(&shape);
         for (int k = 0; k < 2; k++)
-        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
             const Entry *e = &s->tt[i];
-            if (same_shape(e, &shape) && matches(s, e, pat)) {
+            if (s->links[i].tag == tag_of(s, base, pat, &s->links[i].rel) && same_shape(e, &shape) &&
+                matches(s, e, pat, &s->links[i].rel)) {
                 if (e->lo > lo) lo = e->lo;
                 if (e->hi < hi) hi = e->hi;
             }
@@ -850,11 +879,13 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
             if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
+    PyMem_Free(s->links);
     PyMem_Free(s->heads);
     s->tt_cap = 4 << tt_bits;
     s->tt = PyMem_Malloc((size_t)s->tt_cap * sizeof(Entry));
+    s->links = PyMem_Malloc((size_t)s->tt_cap * sizeof(Link));
     s->heads = PyMem_Malloc(((size_t)1 << tt_bits) * sizeof(int32_t));
-    if (!s->tt || !s->heads) {
+    if (!s->tt || !s->links || !s->heads) {
         PyErr_NoMemory();
         return -1;
     }
@@ -878,6 +909,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
 
 static void Core_dealloc(Core *s) {
     PyMem_Free(s->tt);
+    PyMem_Free(s->links);
     PyMem_Free(s->heads);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
