@@ -84,9 +84,11 @@ typedef struct {
     int trump_wins; /* in this deal a trump beats every other card, whatever the lead (from winkey) */
     int8_t owner[NC];
     int8_t gidx[NC]; /* each card's group */
+    uint8_t cost[NC]; /* each card's card_cost */
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
     /* the position */
     uint64_t hands[4], remaining;
+    uint64_t at_lead; /* the cards remaining when the current trick was led: `remaining` and the trick's */
     uint64_t gcount[MAXG]; /* per group, each seat's count of its cards (4 bits a seat) */
     uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
     int leader, ntrick, broken;
@@ -418,8 +420,7 @@ static void sure_tricks(const Core *s, int left, int target, int *mine, int *the
 
 /* The highest card of each run of `moves` adjacent among the unplayed cards (high first). */
 static int classes(const Core *s, uint64_t moves, int *out) {
-    uint64_t present = s->remaining;
-    for (int i = 0; i < s->ntrick; i++) present |= 1ULL << s->trick[i];
+    uint64_t present = s->at_lead;
     int n = 0;
     uint64_t m = moves;
     while (m) {
@@ -466,7 +467,7 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
          * suit the partner ruffs, then low; a plain suit an opponent ruffs comes after all of those. */
         int mine = s->side >> seat & 1;
         for (int i = 0; i < n; i++) {
-            int c = cards[i], cost = card_cost(s, c);
+            int c = cards[i], cost = s->cost[c];
             uint64_t suit = s->suit[c];
             int top = s->owner[top_bit(s->remaining & suit)];
             int they_ruff = 0, we_ruff = 0;
@@ -519,7 +520,7 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         /* The trick is the side's whatever this card: the partner's card holds, or the last partner can top all. */
         int secure = (partner_winning && best > later) || (last > best && last > later);
         for (int i = 0; i < n; i++) {
-            int c = cards[i], cost = card_cost(s, c);
+            int c = cards[i], cost = s->cost[c];
             int wins = keys[c] > best && keys[c] > later;
             score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
         }
@@ -581,8 +582,10 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         s->ntrick = 0;
         s->leader = winner;
         s->broken = broken || (played & s->breaks) != 0;
+        s->at_lead = s->remaining;
         Rel below;
         result = node(s, target - (s->side >> winner & 1), &below);
+        s->at_lead = present;
         memcpy(s->trick, saved, sizeof saved);
         s->leader = leader;
         s->broken = broken;
@@ -592,10 +595,11 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
          * holder's cards just below it (the moves it stood for): whatever the other cards of its group,
          * the same play wins the same trick.  (Down to the card it beat is more than that needs.) */
         memset(rel, 0, sizeof *rel);
-        for (int g = 0; g < s->ngroups; g++) {
-            uint64_t m = s->remaining & s->groups[g];
-            for (int i = 1; i < below.k[g]; i++) m &= ~(1ULL << top_bit(m));
-            if (below.k[g]) rel_cover(s, rel, top_bit(m), present);
+        for (int g = 0; g < s->ngroups; g++) rel->k[g] = below.k[g];
+        for (int i = 0; i < 4; i++) { /* a trick card above a group's lowest relevant card adds one */
+            int g = s->gidx[saved[i]];
+            if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
+                rel->k[g]++;
         }
         int beaten = -1;
         for (int i = 0; i < 4; i++)
@@ -801,6 +805,8 @@ static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, i
     s->leader = leader & 3;
     s->broken = broken != 0;
     s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
+    s->at_lead = s->remaining;
+    for (int i = 0; i < n; i++) s->at_lead |= 1ULL << s->trick[i];
     recount(s);
     return 0;
 }
@@ -874,9 +880,11 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
         }
         if (low <= high) s->trump_wins = 0;
     }
-    for (int c = 0; c < NC; c++)
+    for (int c = 0; c < NC; c++) {
         for (int g = 0; g < s->ngroups; g++)
             if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
+        s->cost[c] = (uint8_t)card_cost(s, c);
+    }
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
     PyMem_Free(s->links);
@@ -894,7 +902,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
-    s->remaining = all;
+    s->remaining = s->at_lead = all;
     s->special &= all;
     if (popc(s->special) > 9) {
         PyErr_SetString(PyExc_ValueError, "special: more than 9 cards in the deal");
