@@ -16,7 +16,7 @@ import pytest
 
 from backalley import rules
 from backalley.analysis.dd import NS, PlayedDeal, solve_deal
-from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
+from backalley.analysis.solver import _DDCORE, ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 from backalley.cards import cards_of, parse_card
 from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
 
@@ -135,6 +135,21 @@ def test_c_values_of_large_deals_are_the_python_values() -> None:
         leader = rng.randrange(4)
         py = DealSolver(st.hands, leader, solver_rules, NS, native=False).value()
         assert DealSolver(st.hands, leader, solver_rules, NS, native=True).value() == py
+
+
+def test_c_values_with_a_table_that_fills_are_the_python_values() -> None:
+    """A transposition table of 16 chains and 64 entries: it fills and starts again many times a search,
+    and each chain holds entries of many shapes, which the links' tags must tell apart."""
+    rng = random.Random(30)
+    for _ in range(int(40 * SCALE)):
+        st = random_deal(rng, rng.randint(6, 8))
+        solver_rules = SolverRules(st.trump, rng.randrange(16))
+        leader, side = rng.randrange(4), rng.choice([NS, EW, 1 << rng.randrange(4)])
+        small = _DDCORE.Core(hands=list(st.hands), side=side, flags=15, tt_bits=4, **solver_rules.tables())
+        py = DealSolver(st.hands, leader, solver_rules, side, native=False)
+        assert small.value(list(st.hands), leader, [], False) == py.value()
+        for target in range(py.tricks_left() + 1):
+            assert small.at_least(list(st.hands), leader, [], False, target) == py.at_least(target)
 
 
 def test_profile_counts_each_trick_boundary_once_by_what_settled_it() -> None:

@@ -45,19 +45,28 @@ typedef struct {
 } Rel;
 
 typedef struct {
-    uint64_t k[3];
+    uint64_t k[2];
 } Key;
 
 /* A transposition entry: bounds on the side's tricks for every position with this shape (cards per
  * hand per group, leader, trump broken, holders of the special cards) whose top `rel.k[g]` cards
- * of each group have the holders in `pat[g]` (2 bits a card, the highest first). */
+ * of each group have the holders in `pat[g]` (2 bits a card, the highest first; `rel` is in the
+ * entry's Link). */
 typedef struct {
-    uint64_t shape[3];
+    uint64_t shape[2];
     uint32_t pat[MAXG];
-    Rel rel;
     uint8_t lo, hi, best, used;
-    int32_t next; /* the next entry of the same hash chain, or -1 */
 } Entry;
+
+/* An entry's link in its hash chain, apart from the entry (a chain is walked through these alone, a
+ * quarter of an entry's size, and an entry is read only when its tag matches): the next entry of the
+ * chain (-1: none), the entry's relevance, and its tag, a hash of the shape and of the holders of the
+ * relevant cards (`tag_of`). */
+typedef struct {
+    int32_t next;
+    uint32_t tag;
+    Rel rel;
+} Link;
 
 typedef struct {
     PyObject_HEAD
@@ -75,15 +84,18 @@ typedef struct {
     int trump_wins; /* in this deal a trump beats every other card, whatever the lead (from winkey) */
     int8_t owner[NC];
     int8_t gidx[NC]; /* each card's group */
+    uint8_t cost[NC]; /* each card's card_cost */
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
     /* the position */
     uint64_t hands[4], remaining;
+    uint64_t at_lead; /* the cards remaining when the current trick was led: `remaining` and the trick's */
     uint64_t gcount[MAXG]; /* per group, each seat's count of its cards (4 bits a seat) */
     uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
     int leader, ntrick, broken;
     int trick[4];
     /* the transposition table: buckets of 4 entries */
     Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
+    Link *links;    /* each entry's link in its chain */
     int32_t *heads; /* per hash of the shape, its first entry (-1: none) */
     uint64_t tt_mask; /* hash count - 1 */
     int32_t tt_used, tt_cap;
@@ -171,7 +183,6 @@ static void describe(const Core *s, Key *shape, uint32_t *pat) {
     }
     shape->k[0] = gc[0] | gc[1] << 16 | gc[2] << 32 | gc[3] << 48;
     shape->k[1] = gc[4] | gc[5] << 16 | head << 32;
-    shape->k[2] = 0;
     memcpy(pat, s->gpat, sizeof s->gpat);
 }
 
@@ -184,18 +195,32 @@ static inline int32_t *chain(const Core *s, const Key *shape, const uint32_t *pa
     if (top)
         for (int g = 0; g < s->ngroups; g++) tops = tops << 2 | (pat[g] & 3);
     uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
-                 shape->k[2] * 0x165667B19E3779F9ULL ^ (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
+                 (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
     h ^= h >> 29;
     return s->heads + ((h * 0xBF58476D1CE4E5B9ULL >> 20) & s->tt_mask);
 }
 
-static inline int same_shape(const Entry *e, const Key *shape) {
-    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1] && e->shape[2] == shape->k[2];
+/* A shape's hash, the start of each of its entries' tags. */
+static inline uint64_t shape_hash(const Key *shape) {
+    return shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL;
 }
 
-static int matches(const Core *s, const Entry *e, const uint32_t *pat) {
+/* The tag of an entry with relevance `rel` that a position of shape hash `base` and holders `pat` matches. */
+static inline uint32_t tag_of(const Core *s, uint64_t base, const uint32_t *pat, const Rel *rel) {
+    static const uint64_t mul[MAXG] = {0xD6E8FEB86659FD93ULL, 0xBF58476D1CE4E5B9ULL, 0xA0761D6478BD642FULL,
+                                       0xE7037ED1A0B428DBULL, 0x8EBC6AF09C88C6E3ULL, 0x589965CC75374CC3ULL};
+    uint64_t h = base;
+    for (int g = 0; g < s->ngroups; g++) h += (uint64_t)((pat[g] & prefix_mask(rel->k[g])) ^ 0x5bd1e995u) * mul[g];
+    return (uint32_t)(h >> 32);
+}
+
+static inline int same_shape(const Entry *e, const Key *shape) {
+    return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1];
+}
+
+static int matches(const Core *s, const Entry *e, const uint32_t *pat, const Rel *rel) {
     for (int g = 0; g < s->ngroups; g++)
-        if ((pat[g] ^ e->pat[g]) & prefix_mask(e->rel.k[g])) return 0;
+        if ((pat[g] ^ e->pat[g]) & prefix_mask(rel->k[g])) return 0;
     return 1;
 }
 
@@ -211,9 +236,11 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
     for (int g = 0; g < s->ngroups; g++)
         if (!rel->k[g] && (s->remaining & s->groups[g])) top = 0;
     int32_t *head = chain(s, shape, pat, top);
+    uint32_t tag = tag_of(s, shape_hash(shape), pat, rel);
     Entry *e = NULL;
-    for (int32_t i = *head; i >= 0 && !e; i = s->tt[i].next)
-        if (same_shape(&s->tt[i], shape) && !memcmp(&s->tt[i].rel, rel, sizeof *rel) && matches(s, &s->tt[i], pat))
+    for (int32_t i = *head; i >= 0 && !e; i = s->links[i].next)
+        if (s->links[i].tag == tag && !memcmp(&s->links[i].rel, rel, sizeof *rel) && same_shape(&s->tt[i], shape) &&
+            matches(s, &s->tt[i], pat, rel))
             e = &s->tt[i];
     if (!e) {
         if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
@@ -221,10 +248,9 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
             head = chain(s, shape, pat, top);
         }
         e = &s->tt[s->tt_used];
-        e->next = *head;
+        s->links[s->tt_used] = (Link){*head, tag, *rel};
         *head = s->tt_used++;
         memcpy(e->shape, shape->k, sizeof e->shape);
-        e->rel = *rel;
         for (int g = 0; g < MAXG; g++) e->pat[g] = g < s->ngroups ? pat[g] & prefix_mask(rel->k[g]) : 0;
         e->lo = 0;
         e->hi = (uint8_t)left;
@@ -394,8 +420,7 @@ static void sure_tricks(const Core *s, int left, int target, int *mine, int *the
 
 /* The highest card of each run of `moves` adjacent among the unplayed cards (high first). */
 static int classes(const Core *s, uint64_t moves, int *out) {
-    uint64_t present = s->remaining;
-    for (int i = 0; i < s->ntrick; i++) present |= 1ULL << s->trick[i];
+    uint64_t present = s->at_lead;
     int n = 0;
     uint64_t m = moves;
     while (m) {
@@ -442,7 +467,7 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
          * suit the partner ruffs, then low; a plain suit an opponent ruffs comes after all of those. */
         int mine = s->side >> seat & 1;
         for (int i = 0; i < n; i++) {
-            int c = cards[i], cost = card_cost(s, c);
+            int c = cards[i], cost = s->cost[c];
             uint64_t suit = s->suit[c];
             int top = s->owner[top_bit(s->remaining & suit)];
             int they_ruff = 0, we_ruff = 0;
@@ -495,7 +520,7 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         /* The trick is the side's whatever this card: the partner's card holds, or the last partner can top all. */
         int secure = (partner_winning && best > later) || (last > best && last > later);
         for (int i = 0; i < n; i++) {
-            int c = cards[i], cost = card_cost(s, c);
+            int c = cards[i], cost = s->cost[c];
             int wins = keys[c] > best && keys[c] > later;
             score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
         }
@@ -557,8 +582,10 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         s->ntrick = 0;
         s->leader = winner;
         s->broken = broken || (played & s->breaks) != 0;
+        s->at_lead = s->remaining;
         Rel below;
         result = node(s, target - (s->side >> winner & 1), &below);
+        s->at_lead = present;
         memcpy(s->trick, saved, sizeof saved);
         s->leader = leader;
         s->broken = broken;
@@ -568,10 +595,11 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
          * holder's cards just below it (the moves it stood for): whatever the other cards of its group,
          * the same play wins the same trick.  (Down to the card it beat is more than that needs.) */
         memset(rel, 0, sizeof *rel);
-        for (int g = 0; g < s->ngroups; g++) {
-            uint64_t m = s->remaining & s->groups[g];
-            for (int i = 1; i < below.k[g]; i++) m &= ~(1ULL << top_bit(m));
-            if (below.k[g]) rel_cover(s, rel, top_bit(m), present);
+        for (int g = 0; g < s->ngroups; g++) rel->k[g] = below.k[g];
+        for (int i = 0; i < 4; i++) { /* a trick card above a group's lowest relevant card adds one */
+            int g = s->gidx[saved[i]];
+            if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
+                rel->k[g]++;
         }
         int beaten = -1;
         for (int i = 0; i < 4; i++)
@@ -622,12 +650,15 @@ static int boundary(Core *s, int target, Rel *rel) {
     int hint = NO_CARD;
     if (s->flags & F_TT) {
         describe(s, &shape, pat);
+        uint64_t base = shape_hash(&shape);
         for (int k = 0; k < 2; k++)
-        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
             Entry *e = &s->tt[i];
-            if (!same_shape(e, &shape) || !matches(s, e, pat)) continue;
+            if (s->links[i].tag != tag_of(s, base, pat, &s->links[i].rel) || !same_shape(e, &shape) ||
+                !matches(s, e, pat, &s->links[i].rel))
+                continue;
             if (e->lo >= target || e->hi < target) {
-                *rel = e->rel;
+                *rel = s->links[i].rel;
                 s->by_tt++;
                 return e->lo >= target;
             }
@@ -692,10 +723,12 @@ static int value(Core *s, int guess) {
         Key shape;
         uint32_t pat[MAXG];
         describe(s, &shape, pat);
+        uint64_t base = shape_hash(&shape);
         for (int k = 0; k < 2; k++)
-        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->tt[i].next) {
+        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
             const Entry *e = &s->tt[i];
-            if (same_shape(e, &shape) && matches(s, e, pat)) {
+            if (s->links[i].tag == tag_of(s, base, pat, &s->links[i].rel) && same_shape(e, &shape) &&
+                matches(s, e, pat, &s->links[i].rel)) {
                 if (e->lo > lo) lo = e->lo;
                 if (e->hi < hi) hi = e->hi;
             }
@@ -772,6 +805,8 @@ static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, i
     s->leader = leader & 3;
     s->broken = broken != 0;
     s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
+    s->at_lead = s->remaining;
+    for (int i = 0; i < n; i++) s->at_lead |= 1ULL << s->trick[i];
     recount(s);
     return 0;
 }
@@ -845,16 +880,20 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
         }
         if (low <= high) s->trump_wins = 0;
     }
-    for (int c = 0; c < NC; c++)
+    for (int c = 0; c < NC; c++) {
         for (int g = 0; g < s->ngroups; g++)
             if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
+        s->cost[c] = (uint8_t)card_cost(s, c);
+    }
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
+    PyMem_Free(s->links);
     PyMem_Free(s->heads);
     s->tt_cap = 4 << tt_bits;
     s->tt = PyMem_Malloc((size_t)s->tt_cap * sizeof(Entry));
+    s->links = PyMem_Malloc((size_t)s->tt_cap * sizeof(Link));
     s->heads = PyMem_Malloc(((size_t)1 << tt_bits) * sizeof(int32_t));
-    if (!s->tt || !s->heads) {
+    if (!s->tt || !s->links || !s->heads) {
         PyErr_NoMemory();
         return -1;
     }
@@ -863,7 +902,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
-    s->remaining = all;
+    s->remaining = s->at_lead = all;
     s->special &= all;
     if (popc(s->special) > 9) {
         PyErr_SetString(PyExc_ValueError, "special: more than 9 cards in the deal");
@@ -878,6 +917,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
 
 static void Core_dealloc(Core *s) {
     PyMem_Free(s->tt);
+    PyMem_Free(s->links);
     PyMem_Free(s->heads);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
