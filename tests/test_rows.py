@@ -9,7 +9,10 @@ routes must give identical row data for every record.
 from __future__ import annotations
 
 import copy
+import gzip
+import importlib
 import json
+import pickle
 import random
 from array import array
 from pathlib import Path
@@ -17,15 +20,19 @@ from typing import Any
 
 import duckdb
 import pytest
+from msgspec import UNSET
 
-from backalley.records.models import fast_decode, fast_decode_any, to_fast_any
+from backalley.cards import CARD_NAMES, SEATS
+from backalley.records.models import FastSheetDeal, FastTeamInts, fast_decode, fast_decode_any, to_fast_any
 from backalley.records.sources import parse
-from backalley.replay import replay
+from backalley.replay import DealOutcome, replay, replay_checked, ruleset_of
+from backalley.rules import RULESETS, Ruleset
 from backalley.store import rows
 from backalley.store.ingest import ingest
 from backalley.store.rows import Built, build, build_game, build_schema_invalid, content_hash
 
 ROOT = Path(__file__).resolve().parent.parent
+REPLAY = importlib.import_module("backalley.replay")
 SAMPLE = ROOT / "data" / "sample"
 
 
@@ -201,3 +208,96 @@ def test_a_redeal_without_hands_is_stored_as_one_with_them() -> None:
     assert (without.game, without.deals, without.sides, without.bids, without.cards) == (
         with_hands.game, with_hands.deals, with_hands.sides, with_hands.bids, with_hands.cards,
     )  # fmt: skip
+
+
+def golden_inputs() -> list[bytes]:
+    """The golden generated set (every ruleset, faults of every kind, JSON and schema errors) and the samples."""
+    generated = gzip.decompress((ROOT / "tests" / "golden" / "generated.jsonl.gz").read_bytes()).splitlines()
+    sheets = (SAMPLE / "sheets" / "sheets.jsonl").read_bytes().splitlines()
+    return [raw for raw in [*generated, *sample_lines(), *sheets, *variants()] if raw.strip()]
+
+
+def read_from_record(rules: Ruleset, d: Any) -> tuple[Any, ...]:
+    """What the rows keep of a dealing's own fields, read plainly from the record (the reference for the
+    fields the replay notes as it reads them: :meth:`backalley.replay.DealOutcome.opened`)."""
+    sheet = isinstance(d, FastSheetDeal)
+    swap = UNSET if sheet else d.joker_swap
+    tc = UNSET if sheet else d.trump_card
+    res = d.result
+    recorded: tuple[Any, ...] = ((), ())
+    if res is not UNSET:
+        recorded = tuple(
+            (v.NS, v.EW) if isinstance(v, FastTeamInts) else tuple(v[s] for s in rules.sides)
+            for v in (res.tricks, res.points)
+        )
+    return (
+        d.number,
+        rules.hand_size(d.number),
+        SEATS.index(d.dealer),
+        -1 if tc is UNSET else CARD_NAMES.index(tc),
+        -1 if swap is UNSET else SEATS.index(swap.seat),
+        -1 if swap is UNSET else CARD_NAMES.index(swap.drawn),
+        tuple(b.seat for b in d.bids),
+        tuple(b.bid for b in d.bids),
+        *recorded,
+    )
+
+
+def noted(o: DealOutcome) -> tuple[Any, ...]:
+    return (
+        o.number, o.hand_size, o.dealer, o.trump_card, o.swap_seat, o.swap_drawn,
+        o.bid_seats, o.bid_values, o.recorded_tricks, o.recorded_points,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_the_fields_the_replay_notes_are_the_records_own() -> None:
+    """The row builder reads a dealing's number, dealer, trump card, swap, bids and recorded result from
+    its replay's outcome, not from the record: the replay notes exactly what the record says."""
+    seen: set[str] = set()
+    deals = swaps = sheets = 0
+    for raw in golden_inputs():
+        rec = fast_decode_any(raw)
+        if rec is None:
+            continue
+        rules = ruleset_of(rec)
+        seen.add(rules.name)
+        r = replay_checked(rec)
+        for d, o in zip(rec.deals, r.deals, strict=True):
+            assert noted(o) == read_from_record(rules, d), (rec.game_id, d.number)
+            deals += 1
+            swaps += o.swap_seat >= 0
+            sheets += isinstance(d, FastSheetDeal)
+    assert seen == set(RULESETS) and deals > 1000 and swaps > 10 and sheets > 10
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_rows_are_the_same_from_the_c_replay_and_the_python_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every input (valid, faulty, schema-invalid, not JSON) gives the same rows whether the regular tricks and
+    cards ran in C or the Python replay did everything (the pure-Python install)."""
+    if REPLAY._fastplay is None:
+        pytest.skip("the C trick loop is not built (pure-Python install)")
+    inputs = golden_inputs()
+    fast = [build(raw) for raw in inputs]
+    monkeypatch.setattr(REPLAY, "_fastplay", None)
+    slow = [build(raw) for raw in inputs]
+    assert {b.reject for b in fast} >= {None, "json", "no_game_id"} and any(b.game and not b.deals for b in fast)
+    for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
+        assert a == b, f"input {i + 1}"
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_built_rows_and_inputs_come_back_whole_through_pickle() -> None:
+    """What a worker gets and sends back (inputs, and rows with the raw text compressed) pickles to equal
+    objects, every field kept: also ``raw_zstd``, which equality leaves out."""
+    from dataclasses import astuple
+
+    from backalley.records.sources import Item
+
+    items = [Item("in.jsonl", k, raw) for k, raw in enumerate(golden_inputs(), 1)]
+    items += [Item("bad.jsonl", None, b"{", read_error="not JSON"), Item("t.csv", 3, b"a,b", csv=True)]
+    built = [rows.build_item(item) for item in items]
+    assert any(b.raw_zstd for b in built) and any(b.violations for b in built) and any(b.reject for b in built)
+    back = pickle.loads(pickle.dumps((items, built), protocol=pickle.HIGHEST_PROTOCOL))
+    assert [astuple(x) for x in back[0]] == [astuple(x) for x in items]
+    assert [astuple(b) for b in back[1]] == [astuple(b) for b in built]

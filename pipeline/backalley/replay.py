@@ -29,6 +29,7 @@ from backalley.records.fast import (
     FastDeal,
     FastDealV2,
     FastHands,
+    FastJokerSwap,
     FastSheetDeal,
     FastSheetRecord,
     FastTeamInts,
@@ -163,6 +164,10 @@ class Collected:
         return [*self.kept, too_many(self.left_out)] if self.left_out else self.kept
 
 
+#: A dealing as it opens: its number, hand size, dealer, and its bids' seats and values.
+_Opening = tuple[int, int, int, tuple[str, str, str, str], tuple[Bid, Bid, Bid, Bid]]
+
+
 #: The contracts of a :class:`DealOutcome` made without any (``copy``/``pickle`` make one empty first).
 _NO_CONTRACTS = Contracts((), None, 0)
 
@@ -194,6 +199,22 @@ class DealOutcome:
     leaders: bytearray
     #: Every replayed card as an int, trick by trick in play order (4 per trick).
     cards: bytearray
+    # What the store's rows keep of the record's own fields, noted by the replay as it reads them
+    # (:meth:`opened`), so that the row builder reads native ints instead of the record's Structs.
+    #: The dealing's recorded number, its hand size and dealer's seat.
+    number: int
+    hand_size: int
+    dealer: int
+    #: The recorded trump card and the joker swap's seat and drawn card (-1: none recorded).
+    trump_card: int
+    swap_seat: int
+    swap_drawn: int
+    #: The four bids as recorded, in bidding order: their seats' names and their values.
+    bid_seats: tuple[str, ...]
+    bid_values: tuple[Bid, ...]
+    #: The recorded result's tricks and points by side (empty: no result recorded).
+    recorded_tricks: tuple[int, ...]
+    recorded_points: tuple[int, ...]
 
     def __init__(
         self,
@@ -216,6 +237,19 @@ class DealOutcome:
         self.broken_before = bytearray() if broken_before is None else broken_before
         self.leaders = bytearray() if leaders is None else leaders
         self.cards = bytearray() if cards is None else cards
+        self.number = self.hand_size = self.dealer = 0
+        self.trump_card = self.swap_seat = self.swap_drawn = -1
+        self.bid_seats = self.bid_values = ()
+        self.recorded_tricks = self.recorded_points = ()
+
+    def opened(self, opening: _Opening, trump_card: int, swap: FastJokerSwap | msgspec.UnsetType) -> None:
+        """Note the dealing's recorded fields the rows keep: its opening (:func:`_open_deal`), its
+        trump card (-1: none) and its joker swap (``UNSET``: none)."""
+        self.number, self.hand_size, self.dealer, self.bid_seats, self.bid_values = opening
+        self.trump_card = trump_card
+        if swap is not UNSET:
+            self.swap_seat = SEAT_INDEX[swap.seat]
+            self.swap_drawn = CARD_INDEX[swap.drawn]
 
 
 @dataclass(slots=True)
@@ -433,12 +467,14 @@ def ruleset_of(rec: AnyFastRecord) -> Ruleset:
 
 def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
     """One dealing: schedule, cards, bidding, play, scoring."""
-    n, dealer, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
-    dealt, hand, trump = _deal_cards(rules, d, di, n, pass_out, add)
+    opening, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
+    n, dealer = opening[1], opening[2]
+    dealt, hand, trump, tc = _deal_cards(rules, d, di, n, pass_out, add)
     _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
     if rules.trump_named:
         _check_trump_field(rules, d, di, n, pass_out, add)
     outcome = _play(rules, d, di, n, hand, trump, con, pass_out, add)
+    outcome.opened(opening, tc, d.joker_swap)
     if not pass_out and rules.has_bonus:
         outcome.points = tuple([p + b for p, b in zip(outcome.points, rules.bonus(dealt, trump, n), strict=True)])
     _check_result(rules, d, di, outcome, add)
@@ -446,24 +482,28 @@ def _replay_deal(rules: Ruleset, d: AnyDeal, di: int, sched: _Schedule, add: Add
     return outcome
 
 
-def _open_deal(rules: Ruleset, d: BidDeal, di: int, sched: _Schedule, add: Add) -> tuple[int, int, _Bidding]:
-    """A dealing's hand size, dealer and bidding (:func:`_bidding`), its number and dealer checked against
-    the dealing before: how every dealing starts, with cards or on a score sheet."""
+def _open_deal(rules: Ruleset, d: BidDeal, di: int, sched: _Schedule, add: Add) -> tuple[_Opening, _Bidding]:
+    """A dealing's opening (:data:`_Opening`) and bidding (:func:`_bidding`), its number and dealer checked
+    against the dealing before: how every dealing starts, with cards or on a score sheet."""
     number = d.number
     n = rules.hand_size(number)
     dealer = SEAT_INDEX[d.dealer]
     bd0, bd1, bd2, bd3 = d.bids
-    bidding = _bidding(rules, dealer, n, (bd0.seat, bd1.seat, bd2.seat, bd3.seat), (bd0.bid, bd1.bid, bd2.bid, bd3.bid))
+    seats = (bd0.seat, bd1.seat, bd2.seat, bd3.seat)
+    values = (bd0.bid, bd1.bid, bd2.bid, bd3.bid)
+    bidding = _bidding(rules, dealer, n, seats, values)
     _check_schedule(rules, sched, di, number, dealer, bidding[1], add)
-    return n, dealer, bidding
+    return (number, n, dealer, seats, values), bidding
 
 
 def _replay_sheet_deal(rules: Ruleset, d: FastSheetDeal, di: int, sched: _Schedule, add: Add) -> DealOutcome:
     """One dealing of a score sheet: schedule, bidding, each player's tricks, scoring (no cards)."""
-    n, dealer, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
+    opening, (con, pass_out, bid_seats, order_ok, faults) = _open_deal(rules, d, di, sched, add)
+    n, dealer = opening[1], opening[2]
     _check_bids(rules, d, di, n, dealer, bid_seats, order_ok, faults, add)
     trump = UNKNOWN_TRUMP if d.trump is UNSET else SHEET_TRUMP[d.trump]
     outcome = _sheet_tricks(rules, d, di, n, trump, con, pass_out, add)
+    outcome.opened(opening, -1, UNSET)
     if not pass_out and rules.has_bonus and d.rainbows is not UNSET:
         bonus = rules.rainbow_bonus([SEAT_INDEX[s] for s in d.rainbows], n)
         outcome.points = tuple([p + b for p, b in zip(outcome.points, bonus, strict=True)])
@@ -540,10 +580,11 @@ def _check_schedule(
 
 def _deal_cards(
     rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
-) -> tuple[list[int], list[int], int]:
+) -> tuple[list[int], list[int], int, int]:
     """HAND_SIZE, NOT_IN_DECK, DUPLICATE_CARD, TRUMP, STOCK, JOKER_SWAP.
 
-    Returns the hands as dealt, the hands as played (after any swap) and the trump.
+    Returns the hands as dealt, the hands as played (after any swap), the trump and the recorded
+    trump card (-1: none).
     """
     if d.hands is UNSET:  # (format 2: only a deal passed out by four passes leaves its hands out)
         return _unseen_cards(rules, d, di, n, pass_out, add)
@@ -558,17 +599,17 @@ def _deal_cards(
     top = stock[0] if stock else -1
     trump = rules.deal_trump(n, tc, top, named)
     turned = (tc if tc >= 0 else top) if rules.turns_card(n) else -1
-    return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump
+    return hand, _joker_swap(rules, d, di, hand, turned, stock, add), trump, tc
 
 
 def _unseen_cards(
     rules: Ruleset, d: AnyDeal, di: int, n: int, pass_out: bool, add: Add
-) -> tuple[list[int], list[int], int]:
+) -> tuple[list[int], list[int], int, int]:
     """A passed-out deal recorded without its hands: only its trump field is checked (no card was seen)."""
     _check_trump_field(rules, d, di, n, pass_out, add)
     tc = -1 if d.trump_card is UNSET else CARD_INDEX[d.trump_card]
     named = SUIT_INDEX[d.trump] if isinstance(d, FastDealV2) and d.trump is not UNSET else -1
-    return [0, 0, 0, 0], [0, 0, 0, 0], rules.deal_trump(n, tc, -1, named)
+    return [0, 0, 0, 0], [0, 0, 0, 0], rules.deal_trump(n, tc, -1, named), tc
 
 
 def _regular_cards(rules: Ruleset, d: AnyDeal, n: int) -> tuple[list[int], int, list[int] | None] | None:
@@ -1088,6 +1129,7 @@ def _check_result(rules: Ruleset, d: BidDeal, di: int, outcome: DealOutcome, add
         return
     rt = _by_side(res.tricks, rules.sides)
     rp = _by_side(res.points, rules.sides)
+    outcome.recorded_tricks, outcome.recorded_points = rt, rp
     if rt != outcome.tricks or rp != outcome.points:
         sides = rules.sides
         add(

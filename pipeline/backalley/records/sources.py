@@ -42,6 +42,10 @@ class Item:
     #: Whether ``raw`` is one game of a CSV score sheet (its header and rows), not JSON.
     csv: bool = False
 
+    def __reduce__(self) -> tuple[type[Item], tuple[str, int | None, bytes, str | None, bool]]:
+        """Pickled as its fields, rebuilt by one call of the class (an ingest sends every input to a worker)."""
+        return Item, (self.source, self.line, self.raw, self.read_error, self.csv)
+
 
 @dataclass(frozen=True, slots=True)
 class InputFile:

@@ -181,6 +181,16 @@ class Built:
     #: (not a row: left out of comparisons of what two builders made of a record).
     raw_zstd: bytes = field(default=b"", compare=False)
 
+    def __reduce__(self) -> tuple[type[Built], tuple[Any, ...]]:
+        """Pickled as its fields in order, rebuilt by one call of the class: the hand-off from a worker
+        pickles thousands a second, and the state functions of a slots dataclass took about 20 µs a
+        game to pickle and 12 to unpickle."""
+        return Built, (
+            self.sha, self.game_id, self.reject, self.message, self.valid, self.stored, self.game, self.violations,
+            self.deals, self.deal_nulls, self.bids, self.bid_nulls, self.leaders, self.winners, self.broken,
+            self.cards, self.rules, self.sides, self.side_nulls, self.nsides, self.game_sides, self.raw_zstd,
+        )  # fmt: skip
+
 
 #: Worker-built ``games`` columns (the writer adds hash, source, line, run and time, raw text).
 GAME_FIELDS = (
@@ -495,8 +505,9 @@ def _side_contract(rules: Ruleset, c: Contract, n: int, level: int) -> tuple[int
 
 
 @lru_cache(maxsize=1 << 14)
-def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | None, ...]:
-    """The :data:`BID_INTS` of a deal's four bids, flat (memoised: there are few distinct biddings).
+def _bid_ints(rules: Ruleset, seats: tuple[str, ...], values: tuple[Bid, ...]) -> tuple[int | None, ...]:
+    """The :data:`BID_INTS` of a deal's four bids (their seats and values as recorded), flat (memoised:
+    there are few distinct biddings).
 
     A number outside BIGINT is kept here and becomes NULL when packed (:func:`_pack`).
     """
@@ -504,7 +515,7 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | 
     claims = 0
     previous = 0
     declarations = rules.auction == "declarations"
-    for seat_name, bid in bids:
+    for seat_name, bid in zip(seats, values, strict=True):
         seat = SEAT_INDEX[seat_name]
         side = _SIDE_CODE[rules.sides[rules.side_of[seat]]]
         level = bore_level(bid) if rules.levelled_boards else 0
@@ -524,9 +535,9 @@ def _bid_ints(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[int | 
 
 
 @lru_cache(maxsize=1 << 14)
-def _packed_bids(rules: Ruleset, bids: tuple[tuple[str, Bid], ...]) -> tuple[bytes, bytes]:
+def _packed_bids(rules: Ruleset, seats: tuple[str, ...], values: tuple[Bid, ...]) -> tuple[bytes, bytes]:
     """:func:`_bid_ints` packed (:func:`_part`), memoised alike: most biddings recur."""
-    return _part(list(_bid_ints(rules, bids)))
+    return _part(list(_bid_ints(rules, seats, values)))
 
 
 def _part(values: list[int | None]) -> tuple[bytes, bytes]:
@@ -624,12 +635,13 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     outcomes = r.deals
     bonus = rules.has_bonus
     for d, o in zip(cast("list[BidDeal]", rec.deals), outcomes, strict=True):
-        n = rules.hand_size(d.number)
-        key = tuple([(b.seat, b.bid) for b in d.bids])
-        _add_sides(side_vals, rules, d, o, key, n)
-        deal_vals += _deal_ints(d, o, n)
+        _add_sides(side_vals, rules, o)
+        deal_vals += _deal_ints(d, o)
+        seats, values = o.bid_seats, o.bid_values
         bid_parts.append(
-            _part(list(_rainbows(rules, d, o, _bid_ints(rules, key)))) if bonus else _packed_bids(rules, key)
+            _part(list(_rainbows(rules, d, o, _bid_ints(rules, seats, values))))
+            if bonus
+            else _packed_bids(rules, seats, values)
         )
     out.deals, out.deal_nulls = _pack(deal_vals)
     out.sides, out.side_nulls = _pack(side_vals)
@@ -667,24 +679,20 @@ def _side_codes(rules: Ruleset) -> tuple[int, ...]:
     return tuple(_SIDE_CODE[name] for name in rules.sides)
 
 
-def _add_sides(
-    out: list[int | None], rules: Ruleset, d: BidDeal, o: DealOutcome, bids: tuple[tuple[str, Bid], ...], n: int
-) -> None:
-    """Add to ``out`` the :data:`SIDE_INTS` of each side of one dealing of ``n`` cards (``bids``: its calls)."""
-    res = d.result
+def _add_sides(out: list[int | None], rules: Ruleset, o: DealOutcome) -> None:
+    """Add to ``out`` the :data:`SIDE_INTS` of each side of one dealing (its replay's outcome)."""
     tricks, points = o.tricks, o.points
-    rec_tricks: tuple[int | None, ...]
-    rec_points: tuple[int | None, ...]
-    if res is UNSET:
+    n = o.hand_size
+    rec_tricks: tuple[int | None, ...] = o.recorded_tricks
+    rec_points: tuple[int | None, ...] = o.recorded_points
+    if not rec_tricks:  # no result recorded
         rec_tricks = rec_points = (None,) * len(tricks)
-    else:
-        rec_tricks, rec_points = _recorded(res.tricks, rules.sides), _recorded(res.points, rules.sides)
     codes = _side_codes(rules)
     if o.pass_out:
         for s, code in enumerate(codes):
             out += (code, None, None, None, None, tricks[s], points[s], None, rec_tricks[s], rec_points[s])
         return
-    levels = _levels(rules, _bid_ints(rules, bids)) if rules.levelled_boards else None
+    levels = _levels(rules, _bid_ints(rules, o.bid_seats, o.bid_values)) if rules.levelled_boards else None
     by_side = o.contracts.by_side
     for s, code in enumerate(codes):
         c = by_side[s]
@@ -693,25 +701,23 @@ def _add_sides(
         out += (code, kind, contract, mult, level, tricks[s], points[s], made, rec_tricks[s], rec_points[s])
 
 
-def _deal_ints(d: BidDeal, o: DealOutcome, n: int) -> list[int | None]:
-    """The :data:`DEAL_INTS` of one dealing of ``n`` cards."""
+def _deal_ints(d: BidDeal, o: DealOutcome) -> list[int | None]:
+    """The :data:`DEAL_INTS` of one dealing: what its replay noted of it (``d``, the record's dealing, is read
+    only on a score sheet, for each player's tricks as written)."""
     ws = o.winners
     if isinstance(d, FastSheetDeal):  # no cards: each player's tricks as written
-        swap: Any = UNSET
-        trump_card: Any = UNSET
         w = d.tricks_won
         won = (0, 0, 0, 0) if w is UNSET else (w.N, w.E, w.S, w.W)
     else:
-        swap, trump_card = d.joker_swap, d.trump_card
         won = (ws.count(0), ws.count(1), ws.count(2), ws.count(3))
     return [
-        d.number,
-        n,
-        SEAT_INDEX[d.dealer],
-        None if trump_card is UNSET else CARD_INDEX[trump_card],
+        o.number,
+        o.hand_size,
+        o.dealer,
+        None if o.trump_card < 0 else o.trump_card,
         None if o.trump == UNKNOWN_TRUMP else o.trump,
-        None if swap is UNSET else SEAT_INDEX[swap.seat],
-        None if swap is UNSET else CARD_INDEX[swap.drawn],
+        None if o.swap_seat < 0 else o.swap_seat,
+        None if o.swap_drawn < 0 else o.swap_drawn,
         o.pass_out,
         o.contracts.opening_leader,
         *won,
