@@ -1,7 +1,10 @@
 """Ingest: every input record replayed and stored, in atomic batches, idempotently.
 
 Worker processes parse and replay each input and build its compact row data
-(:func:`backalley.store.rows.build_item`); this process decides each record's fate,
+(:func:`backalley.store.rows.build_item`); with several workers of a file ingest
+they also read the input themselves, a span each, and hash and screen it
+(:mod:`backalley.store.screen`), so this process never touches the raw records
+of the games it stores.  This process decides each record's fate,
 turns a chunk's row data into Arrow tables (:mod:`backalley.store.tables`) and is the
 single DuckDB writer, its inserts and commits running in order on a thread of
 their own (:class:`_Background`) while the next chunk is prepared.  Inputs are
@@ -38,16 +41,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.records.sources import InputFile, Item, expand, read_file
+from backalley.records.sources import InputFile, Item, expand, read_file, spans
 from backalley.sizes import parse_size
-from backalley.store import ROW_WORKER_PRELOAD
+from backalley.store import ROW_WORKER_PRELOAD, screen
+from backalley.store import raw as raw_codec
 from backalley.store.database import Store, StoreError, one_line
 from backalley.store.rows import Built, build_item, content_hash, oversized, worker_init
 from backalley.store.tables import game_tables, rows_table
@@ -177,19 +181,34 @@ def ingest_files(
 
     A record above ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
     """
-    items = (item for f in files for item in read_file(f))
-    return ingest_items(
+    if workers <= 1:
+        items = (item for f in files for item in read_file(f))
+        return ingest_items(
+            store,
+            items,
+            paths,
+            files=len(files),
+            replace=replace,
+            progress=progress,
+            chunk=chunk,
+            transaction=transaction,
+            memory_limit=memory_limit,
+            max_record_bytes=max_record_bytes,
+        )
+
+    def chunks(writer: _Writer) -> Iterator[tuple[Chunk, int]]:
+        return span_chunks(files, workers, writer, chunk, max_record_bytes)
+
+    return _ingest(
         store,
-        items,
         paths,
+        chunks,
         files=len(files),
         workers=workers,
         replace=replace,
         progress=progress,
-        chunk=chunk,
         transaction=transaction,
         memory_limit=memory_limit,
-        max_record_bytes=max_record_bytes,
     )
 
 
@@ -223,6 +242,41 @@ def ingest_items(
     one worker (a caller that replayed the records already).  A record above
     ``max_record_bytes`` is rejected as ``too_large`` and the ingest goes on.
     """
+
+    def chunks(writer: _Writer) -> Iterator[tuple[Chunk, int]]:
+        for part in built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes, build):
+            yield part, sum(len(it.raw) + 1 for it, _ in part)
+
+    return _ingest(
+        store,
+        paths,
+        chunks,
+        files=files,
+        workers=workers,
+        replace=replace,
+        progress=progress,
+        transaction=transaction,
+        memory_limit=memory_limit,
+        fate=fate,
+        checkpoint=checkpoint,
+    )
+
+
+def _ingest(
+    store: Store,
+    paths: Sequence[str],
+    chunks: Callable[[_Writer], Iterator[tuple[Chunk, int]]],
+    *,
+    files: int,
+    workers: int,
+    replace: bool,
+    progress: Progress | None,
+    transaction: int,
+    memory_limit: str,
+    fate: Fate | None = None,
+    checkpoint: bool = True,
+) -> RunSummary:
+    """Write the chunks ``chunks(writer)`` gives (each with its input bytes, for ``progress``): the ingest's run."""
     check_memory_limit(memory_limit)
     t0 = time.perf_counter()
     run = RunSummary(db=str(store.path), files=files)
@@ -240,12 +294,11 @@ def ingest_items(
     threshold = gc.get_threshold()
     gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])  # as in the workers (rows.worker_init)
     try:
-        chunks = built_chunks(items, workers, chunk, writer.stored_hashes, max_record_bytes, build)
         records = 0
-        for part in chunks:
+        for part, nbytes in chunks(writer):
             writer.write(part)
             if progress is not None:
-                progress(len(part), sum(len(it.raw) + 1 for it, _ in part))
+                progress(len(part), nbytes)
             records += len(part)
             del part  # freed before the next chunk is read
             if records >= transaction:
@@ -414,6 +467,51 @@ def built_chunks(
             batch, pre, pending = nxt, nxt_pre, nxt_pending
 
 
+#: Spans (:data:`~backalley.records.sources.SPAN_BYTES` of input each) given to the workers ahead of the
+#: writer: enough for the next chunk to be built while this one is written, few enough to keep memory flat.
+SPANS_AHEAD = 16
+
+
+def span_chunks(
+    files: Sequence[InputFile],
+    workers: int,
+    writer: _Writer,
+    chunk: int = CHUNK,
+    max_record_bytes: int = MAX_RECORD_BYTES,
+) -> Iterator[tuple[Chunk, int]]:
+    """As :func:`built_chunks`, but the workers read the input themselves (:mod:`backalley.store.screen`).
+
+    Each worker reads a span, hashes and screens its records against the content
+    hashes stored when the run began, and builds the rest; at most
+    :data:`SPANS_AHEAD` spans are out at once.  A chunk is at least ``chunk`` records
+    (whole spans), given with the input bytes it covers.
+    """
+    ctx = pool_context(ROW_WORKER_PRELOAD)
+    init = guarded(screen.init, writer.shas.snapshot())
+    with (
+        pool_errors(WorkerDied, "built the rows given to it"),
+        ProcessPoolExecutor(workers, mp_context=ctx, initializer=init) as pool,
+    ):
+        todo = spans(files)
+        pending: deque[tuple[Future[screen.Screened], int]] = deque()
+
+        def fill() -> None:
+            while len(pending) < SPANS_AHEAD and (s := next(todo, None)) is not None:
+                pending.append((pool.submit(screen.build_span, s, max_record_bytes), s.size))
+
+        fill()
+        part: Chunk = []
+        nbytes = 0
+        while pending:
+            done, size = pending.popleft()
+            fill()
+            part += writer.resolve(done.result())
+            nbytes += size
+            if len(part) >= chunk or not pending:
+                yield part, nbytes
+                part, nbytes = [], 0
+
+
 def _columns(todo: list[tuple[Item, str | None]]) -> tuple[list[Item], list[str | None]]:
     return [x for x, _ in todo], [sha for _, sha in todo]
 
@@ -448,12 +546,33 @@ class _Keys:
             hit |= np.fromiter((k in self._recent for k in keys.tolist()), dtype=np.bool_, count=len(keys))
         return hit
 
-    def add(self, keys: np.ndarray[Any, np.dtype[np.uint64]]) -> None:
-        self._recent.update(keys.tolist())
-        if len(self._recent) >= self.MERGE:
+    def snapshot(self) -> bytes:
+        """Every key, sorted, as native uint64 bytes (what :func:`backalley.store.screen.init` reads)."""
+        self._merge()
+        return self._sorted.astype(np.uint64).tobytes()
+
+    def _merge(self) -> None:
+        if self._recent:
             recent = np.fromiter(self._recent, dtype=np.uint64, count=len(self._recent))
             self._sorted = np.sort(np.concatenate([self._sorted, recent]))
             self._recent = set()
+
+    def add(self, keys: np.ndarray[Any, np.dtype[np.uint64]]) -> None:
+        self._recent.update(keys.tolist())
+        if len(self._recent) >= self.MERGE:
+            self._merge()
+
+
+#: The key of a stored string in SQL: the low 64 bits of its MD5, as :func:`backalley.store.screen.string_key`.
+KEY_SQL = "(md5_number({}) & 18446744073709551615::UHUGEINT)::UBIGINT"
+
+
+def string_keys(values: Sequence[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    """The 64-bit keys of these strings (:func:`backalley.store.screen.string_key`, as :data:`KEY_SQL`).
+
+    Computed here, not by DuckDB: a query a chunk cost the writer about 9 µs a game.
+    """
+    return np.fromiter((screen.string_key(v) for v in values), dtype=np.uint64, count=len(values))
 
 
 class _Known(NamedTuple):
@@ -542,9 +661,9 @@ class _Writer:
         self.on_tables: Callable[[dict[str, pa.Table]], None] | None = None
         #: A transaction is open on the writing connection (only the background thread writes).
         self.open = False
-        #: A second connection for the key hashes, which need no table: they do not wait.
-        self.hasher = store.con.cursor()
-        stored = store.con.execute("SELECT hash(game_id) AS id, hash(content_hash) AS sha FROM g_games").fetchnumpy()
+        stored = store.con.execute(
+            f"SELECT {KEY_SQL.format('game_id')} AS id, {KEY_SQL.format('content_hash')} AS sha FROM g_games"
+        ).fetchnumpy()
         #: The key the next stored game gets (keys are never reused, a replaced game gets a new one).
         self.next_key = int(store.con.execute("SELECT coalesce(max(game_key), 0) + 1 FROM g_games").fetchall()[0][0])
         #: What could be stored already, to skip the look-ups of what cannot.
@@ -607,7 +726,6 @@ class _Writer:
         return self.store.con.execute(sql, [values]).fetchall()
 
     def end(self, status: str) -> None:
-        self.hasher.close()
         if status != "finished":  # what the rolled-back transaction counted is not in the database
             _replace_counters(self.run, self.committed)
         self.run.finished_at = datetime.now(UTC)
@@ -624,12 +742,10 @@ class _Writer:
 
     # -- a chunk ---------------------------------------------------------------------------
 
-    def _keys(self, values: list[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+    @staticmethod
+    def _keys(values: list[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
         """The 64-bit keys of these strings, as :class:`_Keys` holds them."""
-        if not values:
-            return np.zeros(0, dtype=np.uint64)
-        row = self.hasher.execute("SELECT list_transform(?::VARCHAR[], lambda x: hash(x))", [values]).fetchall()[0]
-        return np.array(row[0], dtype=np.uint64)
+        return string_keys(values)
 
     @staticmethod
     def _candidates(values: list[str], keys: _Keys, of: np.ndarray[Any, np.dtype[np.uint64]]) -> list[str]:
@@ -654,6 +770,19 @@ class _Writer:
             "SELECT content_hash, valid FROM g_games WHERE content_hash IN (SELECT unnest(?::VARCHAR[]))", shas
         )
         return {r[0]: bool(r[1]) for r in rows}
+
+    def resolve(self, screened: screen.Screened) -> Chunk:
+        """A span's records from the workers, those maybe stored (given with their hash) decided here:
+        a duplicate when stored, else built in this process (their key was stale)."""
+        maybe = [b for _, b in screened if isinstance(b, str)]
+        if not maybe:
+            return cast(Chunk, screened)
+        known = self.stored_hashes(maybe)
+
+        def decided(item: Item, sha: str) -> Built:
+            return Built(sha, stored=True, valid=known[sha]) if sha in known else build_item(item, sha)
+
+        return [(it, decided(it, b) if isinstance(b, str) else b) for it, b in screened]
 
     def _stored_rejects(self, ids: list[str]) -> set[str]:
         if not ids:
@@ -735,10 +864,7 @@ class _Writer:
             if rid in stored_rejects or rid in seen:
                 continue
             seen.add(rid)
-            try:
-                raw, raw_bytes = item.raw.decode("utf-8"), None
-            except UnicodeDecodeError:
-                raw, raw_bytes = item.raw.decode("utf-8", errors="replace"), item.raw
+            raw, raw_bytes = _reject_raw(item, b)
             reject_rows.append(
                 (rid, run.run_id, now, item.source, item.line, reason, message, b.game_id, b.sha, raw, raw_bytes)
             )
@@ -782,6 +908,19 @@ REJECT_TYPES: dict[str, Any] = {
     "raw": _STR,
     "raw_bytes": pa.binary(),
 }
+
+
+def _reject_raw(item: Item, built: Built) -> tuple[str, bytes | None]:
+    """A reject's raw text, and its exact bytes when they are not UTF-8.
+
+    A game a worker built comes without its raw bytes (:mod:`backalley.store.screen`): a
+    conflict's raw text is then its compressed copy's.
+    """
+    data = raw_codec.decompress(built.raw_zstd) if not item.raw and built.raw_zstd else item.raw
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), data
 
 
 def _replace_counters(target: RunSummary, source: RunSummary) -> RunSummary:
