@@ -305,6 +305,19 @@ def test_a_rerun_with_workers_replays_nothing(
     assert sum(screened) == 9  # every stored content came back unreplayed from the workers
 
 
+def test_a_games_ingested_at_is_the_moment_its_chunk_was_written(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(folder)], db, chunk=3)
+    with Store.open_readonly(db) as s:
+        stamps = s.con.execute("SELECT DISTINCT ingested_at FROM games ORDER BY 1").fetchall()
+    assert len(stamps) > 1  # one a chunk
+    assert run.finished_at is not None
+    assert all(run.started_at <= at <= run.finished_at for (at,) in stamps)
+
+
 def test_replace(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
     folder, want = inputs
     db = tmp_path / "s.duckdb"
