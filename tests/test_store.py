@@ -271,6 +271,18 @@ def test_workers_screen_out_stored_hashes_and_send_a_games_raw_text_only_compres
     assert not screen.maybe_stored(hashlib.sha256(other.raw).hexdigest(), stored)
 
 
+def test_workers_chunks_are_whole_and_their_progress_covers_the_input(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, want = inputs
+    seen: list[tuple[int, int]] = []
+    run = ingest([str(folder)], tmp_path / "s.duckdb", workers=2, chunk=3, progress=lambda n, b: seen.append((n, b)))
+    sizes = [n for n, _ in seen]
+    assert sum(sizes) == run.records == want["records"]
+    assert all(n == 3 for n in sizes[:-1]) and 0 < sizes[-1] <= 3
+    assert sum(b for _, b in seen) == sum(f.path.stat().st_size for f in expand([str(folder)]) if f.problem is None)
+
+
 def test_a_stale_screen_key_costs_a_replay_in_the_writer_never_a_wrong_fate(
     inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

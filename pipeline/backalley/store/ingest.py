@@ -468,8 +468,8 @@ def built_chunks(
             batch, pre, pending = nxt, nxt_pre, nxt_pending
 
 
-#: Spans (:data:`~backalley.records.sources.SPAN_BYTES` of input each) given to the workers ahead of the
-#: writer: enough for the next chunk to be built while this one is written, few enough to keep memory flat.
+#: At most this many spans (:data:`~backalley.records.sources.SPAN_BYTES` of input each) are given to the
+#: workers ahead of the writer; fewer when a span holds many records (:func:`span_chunks`).
 SPANS_AHEAD = 16
 
 
@@ -483,9 +483,11 @@ def span_chunks(
     """As :func:`built_chunks`, but the workers read the input themselves (:mod:`backalley.store.screen`).
 
     Each worker reads a span, hashes and screens its records against the content
-    hashes stored when the run began, and builds the rest; at most
-    :data:`SPANS_AHEAD` spans are out at once.  A chunk is at least ``chunk`` records
-    (whole spans), given with the input bytes it covers.
+    hashes stored when the run began, and builds the rest.  The spans out at once
+    hold about two chunks of records (by the records a span has held so far; at
+    least one more span than there are workers, at most :data:`SPANS_AHEAD`), so
+    memory stays bounded however long the input.  Chunks are of ``chunk`` records
+    (the last one fewer), each given with about the input bytes it covers.
     """
     ctx = pool_context(ROW_WORKER_PRELOAD)
     init = guarded(screen.init, writer.shas.snapshot())
@@ -495,9 +497,12 @@ def span_chunks(
     ):
         todo = spans(files)
         pending: deque[tuple[Future[screen.Screened], int]] = deque()
+        seen = [0, 0]  # spans and records received
 
         def fill() -> None:
-            while len(pending) < SPANS_AHEAD and (s := next(todo, None)) is not None:
+            wanted = -(-2 * chunk * seen[0] // seen[1]) if seen[1] else 0
+            ahead = min(SPANS_AHEAD, max(workers + 1, wanted))
+            while len(pending) < ahead and (s := next(todo, None)) is not None:
                 pending.append((pool.submit(screen.build_span, s, max_record_bytes), s.size))
 
         fill()
@@ -505,12 +510,14 @@ def span_chunks(
         nbytes = 0
         while pending:
             done, size = pending.popleft()
+            got = writer.resolve(done.result())
+            seen[0], seen[1] = seen[0] + 1, seen[1] + len(got)
             fill()
-            part += writer.resolve(done.result())
+            part += got
             nbytes += size
-            if len(part) >= chunk or not pending:
-                yield part, nbytes
-                part, nbytes = [], 0
+            while len(part) >= chunk or (part and not pending):
+                yield part[:chunk], nbytes
+                part, nbytes = part[chunk:], 0
 
 
 def _columns(todo: list[tuple[Item, str | None]]) -> tuple[list[Item], list[str | None]]:
