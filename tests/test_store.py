@@ -283,6 +283,18 @@ def test_workers_chunks_are_whole_and_their_progress_covers_the_input(
     assert sum(b for _, b in seen) == sum(f.path.stat().st_size for f in expand([str(folder)]) if f.problem is None)
 
 
+@pytest.mark.parametrize(
+    ("line_bytes", "want"),
+    [(100, ingest_mod.MIN_SPAN_BYTES), (1_000, ingest_mod.SPAN_RECORDS * 1_000), (40_000, ingest_mod.MAX_SPAN_BYTES)],
+)
+def test_a_span_holds_about_span_records_records_within_bounds(line_bytes: int, want: int, tmp_path: Path) -> None:
+    f = tmp_path / "g.jsonl"
+    f.write_bytes((b"x" * (line_bytes - 1) + b"\n") * 20)
+    assert ingest_mod.span_bytes(expand([str(f)])) == want
+    (tmp_path / "only.json").write_bytes(b"{}")
+    assert ingest_mod.span_bytes(expand([str(tmp_path / "only.json")])) == ingest_mod.MAX_SPAN_BYTES
+
+
 def test_a_stale_screen_key_costs_a_replay_in_the_writer_never_a_wrong_fate(
     inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

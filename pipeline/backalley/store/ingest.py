@@ -48,7 +48,7 @@ import numpy as np
 import pyarrow as pa
 
 from backalley import __version__
-from backalley.records.sources import InputFile, Item, expand, read_file, spans
+from backalley.records.sources import SPAN_BYTES, InputFile, Item, expand, read_file, spans
 from backalley.sizes import parse_size
 from backalley.store import ROW_WORKER_PRELOAD, screen
 from backalley.store import raw as raw_codec
@@ -468,9 +468,32 @@ def built_chunks(
             batch, pre, pending = nxt, nxt_pre, nxt_pending
 
 
-#: At most this many spans (:data:`~backalley.records.sources.SPAN_BYTES` of input each) are given to the
-#: workers ahead of the writer; fewer when a span holds many records (:func:`span_chunks`).
+#: At most this many spans are given to the workers ahead of the writer; fewer when a span holds many
+#: records (:func:`span_chunks`).
 SPANS_AHEAD = 16
+#: Records a span holds, about (:func:`span_bytes`; at most :data:`MAX_SPAN_BYTES`: 22 standard games).
+#: Each span costs the writer and the workers a task's overhead, and a worker holds a span's rows at
+#: once.  2,000 pereulok games, --workers 2, against the build before spans: spans of about 200 games
+#: (512 kB) peaked at 217 MB against 203-205 (games/s x 1.08-1.35), of 24 games at 204-205 against
+#: 202-206 (games/s x 0.62-0.90, the workers' CPU +12%), of 64 at 208-210 against 205-206 (x 0.97-0.99).
+SPAN_RECORDS = 64
+#: The input sampled for the bytes a record takes, and the bounds of a span's size.
+SPAN_SAMPLE = 1 << 18
+MIN_SPAN_BYTES, MAX_SPAN_BYTES = 1 << 14, SPAN_BYTES
+
+
+def span_bytes(files: Sequence[InputFile]) -> int:
+    """The bytes of a span of about :data:`SPAN_RECORDS` records, by the first JSON Lines file's first lines."""
+    first = next((f for f in files if f.jsonl and f.problem is None and not f.stdin), None)
+    if first is None:
+        return MAX_SPAN_BYTES
+    try:
+        with first.path.open("rb") as fh:
+            sample = fh.read(SPAN_SAMPLE)
+    except OSError:  # the worker reading it says why
+        return MAX_SPAN_BYTES
+    per_record = len(sample) / max(1, sample.count(b"\n"))
+    return int(min(MAX_SPAN_BYTES, max(MIN_SPAN_BYTES, SPAN_RECORDS * per_record)))
 
 
 def span_chunks(
@@ -495,7 +518,7 @@ def span_chunks(
         pool_errors(WorkerDied, "built the rows given to it"),
         ProcessPoolExecutor(workers, mp_context=ctx, initializer=init) as pool,
     ):
-        todo = spans(files)
+        todo = spans(files, span_bytes(files))
         pending: deque[tuple[Future[screen.Screened], int]] = deque()
         seen = [0, 0]  # spans and records received
 
