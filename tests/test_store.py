@@ -231,6 +231,9 @@ def test_workers_give_the_same_database(inputs: tuple[Path, dict[str, Any]], tmp
     ingest([str(folder)], one, workers=1)
     ingest([str(folder)], two, workers=2, chunk=3)
     assert snapshot(one) == snapshot(two)
+    replaced = [ingest([str(folder)], db, workers=w, chunk=3, replace=True) for db, w in ((one, 1), (two, 2))]
+    assert replaced[0].replaced == replaced[1].replaced == 1
+    assert snapshot(one) == snapshot(two)
 
 
 def count_screened(monkeypatch: pytest.MonkeyPatch) -> list[int]:

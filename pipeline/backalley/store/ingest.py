@@ -189,6 +189,7 @@ def ingest_files(
             items,
             paths,
             files=len(files),
+            workers=workers,
             replace=replace,
             progress=progress,
             chunk=chunk,
@@ -548,7 +549,7 @@ def _columns(todo: list[tuple[Item, str | None]]) -> tuple[list[Item], list[str 
 
 
 class _Keys:
-    """The 64-bit keys (DuckDB's ``hash``) of the strings stored in one ``games`` column.
+    """The 64-bit keys (:func:`string_keys`) of the strings stored in one ``games`` column.
 
     A chunk's game ids and content hashes are looked up in ``games`` only when
     their key is among these, so the table is not scanned for every chunk: that
