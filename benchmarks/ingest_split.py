@@ -110,6 +110,30 @@ def run(python: Path, args: list[str], memory: bool) -> dict[str, float]:
     return {"wall": wall, "tree_cpu": children_cpu() - cpu0, "own_cpu": own, "pss_mb": peak / 1024}
 
 
+def measure(
+    games_file: Path, builds: dict[str, Path], rounds: int, workers: int, work: Path, memory: bool = True
+) -> dict[str, list[dict[str, Any]]]:
+    """Interleaved rounds of every build's ingest and validate on ``games_file``: each run's figures, by build."""
+    subreaper()
+    games = sum(1 for line in games_file.open("rb") if line.strip())
+    work.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
+    for r in range(rounds):
+        for name, exe in builds.items():
+            python = exe.parent / "python"
+            db = work / f"split-{r}.duckdb"
+            for p in (db, Path(f"{db}.wal")):
+                p.unlink(missing_ok=True)
+            w = str(workers)
+            ing = run(python, ["ingest", "--no-ratings", "--workers", w, "--db", str(db), str(games_file)], memory)
+            ing["file_mb"] = db.stat().st_size / 2**20
+            val = run(python, ["validate", "--json", "--workers", w, str(games_file)], memory)
+            db.unlink(missing_ok=True)
+            runs[name].append({"ingest": ing, "validate": val, "load": os.getloadavg()[0]})
+            print(f"round {r + 1} {name}: " + line(ing, val, games), flush=True)
+    return runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("games_file", type=Path)
@@ -120,25 +144,9 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "backalley-split")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "work" / "ingest_split.json")
     args = ap.parse_args()
-    subreaper()
-    games = sum(1 for line in args.games_file.open("rb") if line.strip())
     builds = {"this": Path(sys.executable).parent / "backalley", **{str(b): b for b in args.baseline}}
-    args.work.mkdir(parents=True, exist_ok=True)
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
-    for r in range(args.rounds):
-        for name, exe in builds.items():
-            python = exe.parent / "python"
-            db = args.work / f"split-{r}.duckdb"
-            for p in (db, Path(f"{db}.wal")):
-                p.unlink(missing_ok=True)
-            w = str(args.workers)
-            memory = not args.no_memory
-            ing = run(python, ["ingest", "--no-ratings", "--workers", w, "--db", str(db), str(args.games_file)], memory)
-            ing["file_mb"] = db.stat().st_size / 2**20
-            val = run(python, ["validate", "--json", "--workers", w, str(args.games_file)], memory)
-            db.unlink(missing_ok=True)
-            runs[name].append({"ingest": ing, "validate": val, "load": os.getloadavg()[0]})
-            print(f"round {r + 1} {name}: " + line(ing, val, games), flush=True)
+    runs = measure(args.games_file, builds, args.rounds, args.workers, args.work, not args.no_memory)
+    games = sum(1 for line in args.games_file.open("rb") if line.strip())
     out = {"games": games, "workers": args.workers, "runs": runs}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
