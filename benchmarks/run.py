@@ -14,6 +14,10 @@ file, each stage in its own process (the median of ``--reps`` runs):
 5. ``growth``: ``benchmarks/ingest_growth.py``: ``--growth-blocks`` blocks of ``--growth-games``
    games (default 10 of 10,000) ingested one after the other into one file, all CPUs: each
    block's games/s, CPU a game, peak PSS and file size, and the last block against the first;
+5a. ``split``: ``benchmarks/ingest_split.py``: ``ingest --workers 2`` against ``validate --json
+    --workers 2`` on the standard games, 2,000 pereulok and 2,000 bab-online games, two rounds, this
+    build and ``--baseline`` interleaved: games/s, the ratio, the CPU a game of the tree, the writer and
+    the workers, peak PSS, file size;
 6. ``analyze``: the double-dummy solver per deal by hand size (``benchmarks/solver_bench.py``
    on deals of ``--solver-sizes`` cards, one core; median, 95th percentile, nodes; and whole games);
 7. ``rulesets``: for every ruleset (and ``standard``/``pereulok`` with all four options), N
@@ -317,6 +321,7 @@ def main() -> None:
         )
 
     grown = {} if "growth" in skip else growth_stage(args, work, cpus)
+    split = {} if "split" in skip else split_stage(args, work)
     analyze = [] if "analyze" in skip else solver_stage(args.solver_sizes, args.baseline)
     # The scale-out ingest (docs/scale-out.md): 1 and 2 local Dask workers into a Delta Lake.
     dask = [] if "dask" in skip else dask_stage(games_file, [1, 2], DASK_PARTITION_BYTES)
@@ -336,6 +341,7 @@ def main() -> None:
         "stages": results,
         "ratio_to_parse": ratio,
         "growth": grown,
+        "split": split,
         "analyze": analyze,
         "rulesets": per_ruleset,
         "dask": dask,
@@ -571,6 +577,27 @@ def growth_stage(args: argparse.Namespace, work: Path, cpus: int) -> dict[str, A
 
     print(f"growth: {args.growth_blocks} blocks of {args.growth_games or args.games} games into one file", flush=True)
     return growth(work, args.growth_blocks, args.growth_games or args.games, cpus, args.seed)
+
+
+#: The split stage (issue 36): its rulesets, games of each (standard: --games), rounds.
+SPLIT_RULESETS = {"standard": 0, "pereulok": 2000, "bab-online": 2000}
+SPLIT_ROUNDS = 2
+
+
+def split_stage(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """``ingest --workers 2`` against ``validate --json --workers 2`` per ruleset, this build and ``--baseline``
+    interleaved, the writer's CPU apart (benchmarks/ingest_split.py); prints each ruleset's table."""
+    from ingest_split import measure, table  # benchmarks/ is this script's folder
+
+    builds = {"this": BIN / "backalley", **({str(args.baseline): args.baseline} if args.baseline else {})}
+    out: dict[str, Any] = {}
+    for spec, n in SPLIT_RULESETS.items():
+        games_file = ruleset_file(work, spec, n or args.games, args.seed)
+        games = sum(1 for line in games_file.open("rb") if line.strip())
+        runs = measure(games_file, builds, SPLIT_ROUNDS, 2, work / "split")
+        print(f"\nsplit, {games:,} {spec} games:\n{table(runs, games)}", flush=True)
+        out[spec] = {"games": games, "runs": runs}
+    return out
 
 
 def solver_stage(sizes: str, baseline: Path | None = None) -> list[dict[str, Any]]:

@@ -161,6 +161,11 @@ class DeadPool(concurrent.futures.ProcessPoolExecutor):
     def map(self, *args: object, **kwargs: object) -> Iterator[object]:
         raise concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly")
 
+    def submit(self, *args: object, **kwargs: object) -> concurrent.futures.Future[Any]:
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        done.set_exception(concurrent.futures.process.BrokenProcessPool("A child process terminated abruptly"))
+        return done
+
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from backalley.cli.app import app
 from backalley.records.sheets import csv_items
-from backalley.records.sources import expand
+from backalley.records.sources import expand, read_file
 from backalley.replay import Replay, replay, replay_sheet_csv
 from backalley.rules import SCORED_DEALS
 from backalley.store import ingest as ingest_mod
@@ -158,6 +158,17 @@ def test_stored_keys_say_maybe_for_every_stored_key(monkeypatch: pytest.MonkeyPa
     assert not ingest_mod._Keys(np.zeros(0, dtype=np.uint64)).maybe(probe).any()
 
 
+def test_the_writers_string_keys_are_those_sql_computes_from_the_stored_strings() -> None:
+    """The keys of a chunk's strings (Python) and of the stored ones (SQL, at the run's start) must agree,
+    else a stored game would be missed."""
+    values = ["sim-2026-000001", "", "Ærø ✓ 中文", "x" * 300, hashlib.sha256(b"a game").hexdigest()]
+    con = duckdb.connect()
+    sql = [con.execute(f"SELECT {ingest_mod.KEY_SQL.format('?::VARCHAR')}", [v]).fetchall()[0][0] for v in values]
+    assert ingest_mod.string_keys(values).tolist() == sql
+    assert len(set(sql)) == len(values)
+    assert ingest_mod.string_keys([]).tolist() == []
+
+
 def test_duplicates_conflicts_and_replacements_are_found_through_the_stored_keys(
     inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -220,6 +231,118 @@ def test_workers_give_the_same_database(inputs: tuple[Path, dict[str, Any]], tmp
     ingest([str(folder)], one, workers=1)
     ingest([str(folder)], two, workers=2, chunk=3)
     assert snapshot(one) == snapshot(two)
+    replaced = [ingest([str(folder)], db, workers=w, chunk=3, replace=True) for db, w in ((one, 1), (two, 2))]
+    assert replaced[0].replaced == replaced[1].replaced == 1
+    assert snapshot(one) == snapshot(two)
+
+
+def count_screened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Per span the workers send back, how many records came unreplayed (their hash maybe stored)."""
+    screened: list[int] = []
+    resolve = ingest_mod._Writer.resolve
+
+    def counted(self: Any, part: Any) -> Any:
+        screened.append(sum(isinstance(b, str) for _, b in part))
+        return resolve(self, part)
+
+    monkeypatch.setattr(ingest_mod._Writer, "resolve", counted)
+    return screened
+
+
+def test_workers_screen_out_stored_hashes_and_send_a_games_raw_text_only_compressed() -> None:
+    from array import array
+
+    from backalley.records.sources import Item
+    from backalley.store import screen
+
+    game, other = (Item("f.jsonl", n, line.encode()) for n, line in enumerate(game_lines(2, seed=3), 1))
+    not_json = Item("f.jsonl", 3, b"{not json")
+    stored = array("Q", sorted([screen.string_key(hashlib.sha256(game.raw).hexdigest())]))
+    screen.init(stored.tobytes())
+    try:
+        limit = max(len(game.raw), len(other.raw))
+        out = screen.screen([game, other, not_json, Item("f.jsonl", 4, b"x" * (limit + 1))], max_record_bytes=limit)
+    finally:
+        screen.init(b"")
+    assert out[0] == (game, hashlib.sha256(game.raw).hexdigest())  # maybe stored: not replayed
+    item, built = out[1]
+    assert isinstance(built, ingest_mod.Built) and built.game_id is not None and built.raw_zstd
+    assert (item.source, item.line, item.raw) == ("f.jsonl", 2, b"")  # the raw text travels compressed
+    assert out[2][0] is not_json and not isinstance(out[2][1], str) and out[2][1].reject == "json"
+    assert not isinstance(out[3][1], str) and out[3][1].reject == "too_large" and out[3][0].raw
+    assert screen.maybe_stored(hashlib.sha256(game.raw).hexdigest(), stored)
+    assert not screen.maybe_stored(hashlib.sha256(other.raw).hexdigest(), stored)
+
+
+def test_workers_chunks_are_whole_and_their_progress_covers_the_input(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, want = inputs
+    seen: list[tuple[int, int]] = []
+    run = ingest([str(folder)], tmp_path / "s.duckdb", workers=2, chunk=3, progress=lambda n, b: seen.append((n, b)))
+    sizes = [n for n, _ in seen]
+    assert sum(sizes) == run.records == want["records"]
+    assert all(n == 3 for n in sizes[:-1]) and 0 < sizes[-1] <= 3
+    assert sum(b for _, b in seen) == sum(f.path.stat().st_size for f in expand([str(folder)]) if f.problem is None)
+
+
+@pytest.mark.parametrize(
+    ("line_bytes", "want"),
+    [(100, ingest_mod.MIN_SPAN_BYTES), (1_000, ingest_mod.SPAN_RECORDS * 1_000), (40_000, ingest_mod.MAX_SPAN_BYTES)],
+)
+def test_a_span_holds_about_span_records_records_within_bounds(line_bytes: int, want: int, tmp_path: Path) -> None:
+    f = tmp_path / "g.jsonl"
+    f.write_bytes((b"x" * (line_bytes - 1) + b"\n") * 20)
+    assert ingest_mod.span_bytes(expand([str(f)])) == want
+    (tmp_path / "only.json").write_bytes(b"{}")
+    assert ingest_mod.span_bytes(expand([str(tmp_path / "only.json")])) == ingest_mod.MAX_SPAN_BYTES
+
+
+def test_a_stale_screen_key_costs_a_replay_in_the_writer_never_a_wrong_fate(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers told that every input may be stored hand every record back unreplayed: the writer
+    finds none stored, replays them itself, and the database is the one a single worker makes."""
+    folder, _ = inputs
+    every = np.sort(
+        ingest_mod.string_keys(
+            [hashlib.sha256(it.raw).hexdigest() for f in expand([str(folder)]) for it in read_file(f)]
+        )
+    )
+    monkeypatch.setattr(ingest_mod._Keys, "snapshot", lambda self: every.tobytes())
+    screened = count_screened(monkeypatch)
+    one, two = tmp_path / "1.duckdb", tmp_path / "2.duckdb"
+    ingest([str(folder)], one, workers=1)
+    first = ingest([str(folder)], two, workers=2, chunk=3)
+    assert sum(screened) > 0 and first.inserted == 8
+    assert snapshot(one) == snapshot(two)
+
+
+def test_a_rerun_with_workers_replays_nothing(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    ingest([str(folder)], db, workers=2)
+    built: list[int] = []
+    monkeypatch.setattr(ingest_mod, "build_item", lambda *a: built.append(1))  # the writer's own replays
+    screened = count_screened(monkeypatch)
+    again = ingest([str(folder)], db, workers=2)
+    assert again.inserted == 0 and again.duplicates == 9 and again.conflicts == 1 and not built
+    assert sum(screened) == 9  # every stored content came back unreplayed from the workers
+
+
+def test_a_games_ingested_at_is_the_moment_its_chunk_was_written(
+    inputs: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    folder, _ = inputs
+    db = tmp_path / "s.duckdb"
+    run = ingest([str(folder)], db, chunk=3)
+    with Store.open_readonly(db) as s:
+        stamps = s.con.execute("SELECT DISTINCT ingested_at FROM games ORDER BY 1").fetchall()
+    assert len(stamps) > 1  # one a chunk
+    assert run.finished_at is not None
+    assert all(run.started_at <= at <= run.finished_at for (at,) in stamps)
 
 
 def test_replace(inputs: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:

@@ -252,7 +252,6 @@ def stage(chunks: list[Chunk], part: Partition, key: str, to: StageTo) -> Staged
             writer.write(chunk)
         writer.commit()
         writer.finish()
-        writer.hasher.close()
         tables = {name: t for name, t in index.take().items() if name != RUNS}
     finally:
         index.close()
@@ -845,8 +844,6 @@ def _commit(lake: Lake, index: _Index, run: RunSummary, result: PartResult) -> d
     except BaseException:
         writer.abort()
         raise
-    finally:
-        writer.hasher.close()
     versions = {name: lake.append(name, table) for name, table in index.take().items() if name != RUNS}
     return _mark(lake, result, run, {c: getattr(run, c) - before[c] for c in _COUNTERS}, versions)
 
