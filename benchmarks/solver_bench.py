@@ -20,7 +20,6 @@ are wall clock and this process's CPU time (the machine may be shared: the CPU
 time is the one-core figure).  ``--profile`` prints, per hand size, where the
 trick boundaries of the value searches went (settled by the target alone, by the
 transposition table, by either side's quick tricks, or searched lead by lead),
-and how many second hands inside a trick were settled by who surely takes the trick,
 summed over the deals.  ``--baseline`` runs this same script on another
 build first (``PYTHON``: another install's interpreter; ``DIR``: a folder an
 install put the package in, ``pip install --no-deps --target DIR``, which goes
@@ -127,11 +126,7 @@ def print_profile(n: int, total: dict[str, int], as_json: bool) -> None:
     shares = "  ".join(
         f"{k.removeprefix('boundaries_')} {100 * total.get(k, 0) / boundaries:.0f}%" for k in PROFILE_KEYS[1:]
     )
-    settled = total.get("nodes_settled_in_trick", 0)
-    print(
-        f"n={n:>2} profile  nodes {total['nodes']}  second hands settled {settled}  boundaries {boundaries}: {shares}",
-        flush=True,
-    )
+    print(f"n={n:>2} profile  nodes {total['nodes']}  boundaries {boundaries}: {shares}", flush=True)
 
 
 def p95(values: list[float]) -> float:

@@ -156,26 +156,6 @@ def test_profile_counts_each_trick_boundary_once_by_what_settled_it() -> None:
                 assert got["boundaries_by_tt"] == 0
             if not pruning.quick_tricks:
                 assert got["boundaries_by_quick_tricks_side"] == got["boundaries_by_quick_tricks_others"] == 0
-                assert got["nodes_settled_in_trick"] == 0
-
-
-def test_c_settles_the_second_hand_when_one_side_surely_takes_the_trick() -> None:
-    """South leads the 5H; West's AH takes the trick whatever anyone plays (no trumps are out).
-
-    East-West need one trick: the search stops at West's turn, one node.  North-South need both: the
-    same node refutes them.  Without quick tricks the search plays the trick out, to the same answers.
-    """
-    names = [["2H", "3D"], ["4H", "7D"], ["5H", "8D"], ["AH", "KD"]]
-    hands = [sum(1 << parse_card(c) for c in hand) for hand in names]
-    solver_rules = SolverRules(0, 0b1111)  # spades trump: nobody holds one
-    for side, target, expected in ((EW, 1, True), (NS, 2, False)):
-        for pruning in (ALL_PRUNING, Pruning(quick_tricks=False)):
-            c = DealSolver(hands, 2, solver_rules, side, pruning, native=True)
-            c.play(parse_card("5H"))
-            assert c.at_least(target) is expected
-            settled = c.profile()["nodes_settled_in_trick"]
-            assert (c.nodes, settled) == ((1, 1) if pruning.quick_tricks else (c.nodes, 0))
-            assert c.nodes > 1 or pruning.quick_tricks
 
 
 def test_c_counts_a_hands_trumps_less_the_others_trumps_above_them() -> None:

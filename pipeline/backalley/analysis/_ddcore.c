@@ -73,9 +73,7 @@ typedef struct {
     int nplain;
     int exempt, side, flags;
     int trump_wins; /* in this deal a trump beats every other card, whatever the lead (from winkey) */
-    int trump_ranked;  /* the deal's trumps are one group, every lead ranking them by their index */
-    int follow_groups; /* every lead's following cards are whole groups (the counts say who can follow) */
-    uint64_t grouped;  /* the deal's cards that belong to a group */
+    int trump_ranked; /* the deal's trumps are one group, every lead ranking them by their index */
     int8_t owner[NC];
     int8_t gidx[NC]; /* each card's group */
     uint32_t history[4][NC]; /* cutoffs each seat's card caused, weighted by the tricks left */
@@ -94,7 +92,6 @@ typedef struct {
     /* Where the trick boundaries went (the benchmark's profile): settled by the target alone, by the
      * transposition table, by the side's or the other seats' quick tricks, or searched lead by lead. */
     unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, expanded;
-    unsigned long long by_trick; /* nodes inside a trick settled by who surely takes it */
 } Core;
 
 static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
@@ -417,62 +414,6 @@ static void sure_tricks(const Core *s, int left, int target, int *mine, int *the
     *theirs = sure[1] < left ? sure[1] : left;
 }
 
-/* Whether `team` (1: the side, 0: the other seats) takes the current trick whatever anyone plays (DDS's
- * quick trick for the second hand): the trick's best card so far, or a card a seat of the team still to
- * play can play, outranks every card the other team's seats still to play can play or have played.
- * Counts prove the rest: the cards of that card's group below it, and of the groups the others can play
- * or have played, all rank under it.  *rel: that card and the cards above it (nothing when any card of
- * its group would do, a ruff).  Never with a forced card still to come, nor unless the counts per group
- * say who can follow (`follow_groups`). */
-static int trick_settled(const Core *s, int team, Rel *rel) {
-    int led = s->trick[0];
-    const uint16_t *keys = s->winkey[led];
-    int wpos = winner_of(s, s->trick, s->ntrick);
-    int ours = (s->side >> ((s->leader + wpos) & 3) & 1) == team;
-    uint16_t threat = ours ? 0 : keys[s->trick[wpos]];
-    uint64_t present = s->remaining, mine = ours ? 1ULL << s->trick[wpos] : 0, threats = 0;
-    for (int i = 0; i < s->ntrick; i++) {
-        present |= 1ULL << s->trick[i];
-        if ((s->side >> ((s->leader + i) & 3) & 1) != team) threats |= 1ULL << s->trick[i];
-    }
-    for (int pos = s->ntrick; pos < 4; pos++) {
-        if (s->forced[pos - 1][led]) return 0;
-        int seat = (s->leader + pos) & 3;
-        uint64_t m = follows(s, s->hands[seat], led, pos);
-        if ((s->side >> seat & 1) == team) {
-            mine |= m;
-            continue;
-        }
-        threats |= m;
-        for (; m; m &= m - 1)
-            if (keys[low_bit(m)] > threat) threat = keys[low_bit(m)];
-    }
-    if (threats & ~s->grouped) return 0;
-    int c = -1, cover = 99; /* the team's card above every threat that makes the fewest cards relevant */
-    for (uint64_t m = mine & s->grouped; m; m &= m - 1) {
-        int x = low_bit(m), k = popc(s->groups[s->gidx[x]] & present & ~((1ULL << x) - 1));
-        if (keys[x] > threat && k < cover) {
-            c = x;
-            cover = k;
-        }
-    }
-    if (c < 0) return 0;
-    memset(rel, 0, sizeof *rel);
-    uint64_t group = s->groups[s->gidx[c]] & present, above = group & ~((1ULL << c) - 1);
-    uint16_t low = 65535, high = 0; /* the lowest key of c's group, the highest of the threats' groups */
-    for (uint64_t m = group; m; m &= m - 1)
-        if (keys[low_bit(m)] < low) low = keys[low_bit(m)];
-    for (int g = 0; g < s->ngroups; g++) {
-        if (!(threats & s->groups[g])) continue;
-        for (uint64_t m = present & s->groups[g] & ~above; m; m &= m - 1)
-            if (keys[low_bit(m)] > high) high = keys[low_bit(m)];
-    }
-    if (!(threats & group) && low > high) return 1; /* any card of c's group takes it (a ruff): counts */
-    if (high >= keys[c]) return 0;
-    rel_cover(s, rel, c, present);
-    return 1;
-}
-
 /* --- move generation ------------------------------------------------------------------------- */
 
 /* The highest card of each run of `moves` adjacent among the unplayed cards (high first). */
@@ -756,17 +697,6 @@ static int node(Core *s, int target, Rel *rel) {
     s->nodes++;
     if (!s->ntrick) return boundary(s, target, rel);
     int seat = (s->leader + s->ntrick) & 3;
-    if ((s->flags & F_QT) && s->follow_groups && s->ntrick == 1) { /* the one trick that decides */
-        int left = popc(s->hands[seat]);
-        if (target <= 1 && trick_settled(s, 1, rel)) {
-            s->by_trick++;
-            return 1;
-        }
-        if (target >= left && trick_settled(s, 0, rel)) {
-            s->by_trick++;
-            return 0;
-        }
-    }
     int cards[16], best;
     int n = order(s, seat, follows(s, s->hands[seat], s->trick[0], s->ntrick), cards);
     return try_moves(s, seat, cards, n, target, &best, rel);
@@ -951,14 +881,6 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
             if (prev >= 0 && s->winkey[led][c] <= s->winkey[led][prev]) s->trump_ranked = 0;
             prev = c;
         }
-    s->grouped = 0;
-    for (int g = 0; g < s->ngroups; g++) s->grouped |= s->groups[g] & all;
-    s->follow_groups = 1;
-    for (int led = 0; led < NC; led++)
-        for (int g = 0; g < s->ngroups && (all >> led & 1); g++) {
-            uint64_t f = s->follow[led] & s->groups[g] & all;
-            if (f && f != (s->groups[g] & all)) s->follow_groups = 0;
-        }
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
     PyMem_Free(s->heads);
@@ -971,7 +893,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
     tt_clear(s);
-    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = s->by_trick = 0;
+    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = all;
@@ -1049,9 +971,8 @@ static PyMethodDef Core_methods[] = {
 
 static PyObject *Core_get_profile(Core *s, void *closure) {
     (void)closure;
-    return Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", s->nodes, "nodes_settled_in_trick", s->by_trick,
-                         "boundaries_at_bound", s->at_bound, "boundaries_by_tt", s->by_tt,
-                         "boundaries_by_quick_tricks_side", s->by_qt_mine,
+    return Py_BuildValue("{sKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
+                         s->by_tt, "boundaries_by_quick_tricks_side", s->by_qt_mine,
                          "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_searched", s->expanded);
 }
 

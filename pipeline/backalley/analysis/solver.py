@@ -30,9 +30,7 @@ and its transposition table goes further, as DDS's partition search does (an
 entry serves every position whose relevant top cards have the same holders;
 a quick-trick cutoff pins only the cards its count rests on).  Its quick
 tricks also count a partner's top cards that the leader reaches with a low
-card of their suit, and settle the second hand's turn when one side takes the
-trick whatever anyone plays and that one trick decides (the side needs one
-more, or cannot lose one: DDS's quick trick for the second hand); its ordering knows ruffs (a suit an opponent can ruff
+card of their suit, and its ordering knows ruffs (a suit an opponent can ruff
 is led last, one the partner can ruff early; a follower overtakes a partner's
 card that an opponent still to play could beat).
 The Python search here is the reference: the tests compare the two.
