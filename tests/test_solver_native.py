@@ -171,3 +171,21 @@ def test_profile_counts_each_trick_boundary_once_by_what_settled_it() -> None:
                 assert got["boundaries_by_tt"] == 0
             if not pruning.quick_tricks:
                 assert got["boundaries_by_quick_tricks_side"] == got["boundaries_by_quick_tricks_others"] == 0
+
+
+def test_c_counts_a_hands_trumps_less_the_others_trumps_above_them() -> None:
+    """South's AS QS JS TS against West's KS 2S: only the KS beats one of them, so North-South take three.
+
+    The count of every trump (four less West's two) proves two; the trumps West holds above South's lowest
+    prove three at the first trick boundary, with no search.
+    """
+    names = [["5H", "6H", "7H", "8H"], ["9H", "TH", "JH", "QH"], ["AS", "QS", "JS", "TS"], ["KS", "2S", "3H", "4H"]]
+    hands = [sum(1 << parse_card(c) for c in hand) for hand in names]
+    solver_rules = SolverRules(0, 0b1111)  # spades trump, anyone may lead it
+    python = DealSolver(hands, 2, solver_rules, NS, native=False)
+    c = DealSolver(hands, 2, solver_rules, NS, native=True)
+    assert c.at_least(3) and not c.at_least(4)
+    assert c.value() == python.value() == 3
+    first = DealSolver(hands, 2, solver_rules, NS, native=True)
+    assert first.at_least(3)
+    assert (first.nodes, first.profile()["boundaries_by_quick_tricks_side"]) == (1, 1)

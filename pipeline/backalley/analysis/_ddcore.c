@@ -82,6 +82,7 @@ typedef struct {
     int nplain;
     int exempt, side, flags;
     int trump_wins; /* in this deal a trump beats every other card, whatever the lead (from winkey) */
+    int trump_ranked; /* the deal's trumps are one group, every lead ranking them by their index */
     int8_t owner[NC];
     int8_t gidx[NC]; /* each card's group */
     uint8_t cost[NC]; /* each card's card_cost */
@@ -368,6 +369,48 @@ static int side_cashable(const Core *s, int need, Rel *rel) {
     return best;
 }
 
+/* Each of a hand's trumps falls in a trick of its own, which a trump wins: the hand's side's unless a
+ * trump of the other side above it falls in it too, one trick each at most.  So a side wins at least
+ * (its hand's j top trumps, or its side's j top trumps shared among its players) - the other side's
+ * trumps above the j-th, for any j.  With every trump of the other side counted the cards per hand and
+ * group say so: no relevance; else the trumps down to the j-th (ranked by `trump_ranked`). */
+static void trump_length(const Core *s, uint64_t trumps, const int *need, int *sure, Rel **rels) {
+    int total[2] = {0, 0}, most[2] = {0, 0}, seen[4] = {0, 0, 0, 0}, team[2] = {0, 0};
+    int players[2] = {popc((uint64_t)s->side), 4 - popc((uint64_t)s->side)};
+    int best[2] = {0, 0}, at[2] = {-1, -1}, counted[2];
+    for (int seat = 0; seat < 4; seat++) {
+        int t = (s->side >> seat & 1) ? 0 : 1, n = popc(s->hands[seat] & trumps);
+        total[t] += n;
+        if (n > most[t]) most[t] = n;
+    }
+    for (int t = 0; t < 2; t++) {
+        int spread = (total[t] + players[t] - 1) / players[t];
+        counted[t] = (most[t] > spread ? most[t] : spread) - total[1 - t];
+    }
+    int short_of = counted[0] < need[0] && sure[0] < need[0] && counted[1] < need[1] && sure[1] < need[1];
+    for (uint64_t m = s->trump_ranked && short_of ? trumps : 0; m; m &= ~(1ULL << top_bit(m))) {
+        int c = top_bit(m), seat = s->owner[c], t = (s->side >> seat & 1) ? 0 : 1;
+        seen[seat]++;
+        team[t]++;
+        int spread = (team[t] + players[t] - 1) / players[t];
+        int bound = (seen[seat] > spread ? seen[seat] : spread) - team[1 - t];
+        if (bound > best[t] && team[1 - t] < total[1 - t]) {
+            best[t] = bound;
+            at[t] = c;
+        }
+    }
+    for (int t = 0; t < 2; t++) {
+        if (counted[t] > 0 && counted[t] >= best[t] && counted[t] >= sure[t]) {
+            sure[t] = counted[t];
+            memset(rels[t], 0, sizeof *rels[t]);
+        } else if (best[t] > sure[t]) {
+            sure[t] = best[t];
+            memset(rels[t], 0, sizeof *rels[t]);
+            rel_cover(s, rels[t], at[t], s->remaining);
+        }
+    }
+}
+
 /* Sure tricks of the side (*mine) and of the other seats (*theirs), each with the relevance of its proof
  * (counted as far as a cutoff at `target` needs). */
 static void sure_tricks(const Core *s, int left, int target, int *mine, int *theirs, Rel *rel_mine,
@@ -384,27 +427,8 @@ static void sure_tricks(const Core *s, int left, int target, int *mine, int *the
             *rels[1] = *rels[0];
             memset(rels[0], 0, sizeof *rels[0]);
         }
-        if (s->trump_wins) {
-            /* Each trump of a side's longest trump hand falls in a trick of its own, which a trump wins: the
-             * side's unless a trump of the other side falls in it too, one trick each at most.  So the side
-             * wins at least (its longest trump hand, or its trumps shared among its players) - the other
-             * side's trumps.  The cards per hand and group say so: no relevance. */
-            int total[2] = {0, 0}, most[2] = {0, 0};
-            for (int seat = 0; seat < 4; seat++) {
-                int t = (s->side >> seat & 1) ? 0 : 1, n = popc(s->hands[seat] & trumps);
-                total[t] += n;
-                if (n > most[t]) most[t] = n;
-            }
-            int players[2] = {popc((uint64_t)s->side), 4 - popc((uint64_t)s->side)};
-            for (int t = 0; t < 2; t++) {
-                int spread = (total[t] + players[t] - 1) / players[t];
-                int bound = (most[t] > spread ? most[t] : spread) - total[1 - t];
-                if (bound > 0 && bound >= sure[t]) {
-                    sure[t] = bound;
-                    memset(rels[t], 0, sizeof *rels[t]);
-                }
-            }
-        }
+        int need[2] = {target, left - target + 1}; /* for a cutoff: the refined count only when short */
+        if (s->trump_wins) trump_length(s, trumps, need, sure, rels);
     }
     int lead = (s->side >> s->leader & 1) ? 0 : 1;
     Rel cash;
@@ -885,6 +909,15 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
             if (s->groups[g] >> c & 1) s->gidx[c] = (int8_t)g;
         s->cost[c] = (uint8_t)card_cost(s, c);
     }
+    s->trump_ranked = 0;
+    for (int g = 0; g < s->ngroups; g++)
+        if ((trumps & all) && !(trumps & all & ~s->groups[g])) s->trump_ranked = 1;
+    for (int led = 0; led < NC; led++)
+        for (int c = 0, prev = -1; c < NC && (all >> led & 1); c++) {
+            if (!((trumps & all) >> c & 1)) continue;
+            if (prev >= 0 && s->winkey[led][c] <= s->winkey[led][prev]) s->trump_ranked = 0;
+            prev = c;
+        }
     if (tt_bits < 4 || tt_bits > 24) tt_bits = 18;
     PyMem_Free(s->tt);
     PyMem_Free(s->links);

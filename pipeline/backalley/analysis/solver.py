@@ -30,9 +30,10 @@ and its transposition table goes further, as DDS's partition search does (an
 entry serves every position whose relevant top cards have the same holders;
 a quick-trick cutoff pins only the cards its count rests on).  Its quick
 tricks also count a partner's top cards that the leader reaches with a low
-card of their suit, and its ordering knows ruffs (a suit an opponent can ruff
-is led last, one the partner can ruff early; a follower overtakes a partner's
-card that an opponent still to play could beat).
+card of their suit, and its trump count knows ranks (a hand's top trumps less
+only the other side's trumps above them); its ordering knows ruffs (a suit an
+opponent can ruff is led last, one the partner can ruff early; a follower
+overtakes a partner's card that an opponent still to play could beat).
 The Python search here is the reference: the tests compare the two.
 """
 
