@@ -27,17 +27,13 @@ import argparse
 import ctypes
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from run import tree_mem_kb  # benchmarks/ is this script's folder
+from run import run_timed  # benchmarks/ is this script's folder
 
 ROOT = Path(__file__).resolve().parent.parent
 PR_SET_CHILD_SUBREAPER = 36
@@ -61,53 +57,15 @@ def subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
 
 
-def children_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
-
-
-def reap_all() -> None:
-    """Wait for every descendant left (orphans come to this subreaper)."""
-    while True:
-        try:
-            os.wait()
-        except ChildProcessError:
-            return
-
-
 def run(python: Path, args: list[str], memory: bool) -> dict[str, float]:
     """One command of a build: wall s, tree CPU s, its own CPU s, peak tree PSS MB."""
     with tempfile.NamedTemporaryFile(suffix=".cpu", delete=False) as fh:
         own_file = Path(fh.name)
     env = {**os.environ, "BACKALLEY_SELF_CPU": str(own_file)}
-    cpu0 = children_cpu()
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [str(python), "-c", WRAP, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT
-    )
-    peak = 0
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, tree_mem_kb(proc.pid)[1])
-            time.sleep(0.05)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    if memory:
-        sampler.start()
-    _, err = proc.communicate()
-    wall = time.perf_counter() - start
-    done.set()
-    if memory:
-        sampler.join()
-    reap_all()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.decode(errors='replace')[-2000:]}")
+    wall, _, pss, tree = run_timed([str(python), "-c", WRAP, *args], False, sample=memory, env=env, reap=True)
     own = float(own_file.read_text())
     own_file.unlink()
-    return {"wall": wall, "tree_cpu": children_cpu() - cpu0, "own_cpu": own, "pss_mb": peak / 1024}
+    return {"wall": wall, "tree_cpu": tree, "own_cpu": own, "pss_mb": pss}
 
 
 def measure(

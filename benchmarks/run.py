@@ -141,19 +141,35 @@ def cpu_children() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def reap_orphans() -> None:
+    """Wait for every descendant left (a subreaper's orphans come to it: a forkserver and its workers)."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
 def run_timed(
-    cmd: list[str], pin: bool, stdout: Any = subprocess.DEVNULL, sample: bool = True
+    cmd: list[str],
+    pin: bool,
+    stdout: Any = subprocess.DEVNULL,
+    sample: bool = True,
+    env: dict[str, str] | None = None,
+    reap: bool = False,
 ) -> tuple[float, float, float, float]:
     """Run one command; return (seconds, peak tree RSS in MB, peak tree PSS in MB, CPU seconds of the tree).
 
     With ``sample=False`` memory is not sampled (both peaks are 0): reading every
     process's ``smaps_rollup`` each 20 ms takes CPU from an unpinned command on a
     two-core machine (10,000 pereulok games on all CPUs: 0.82 s sampled, 0.71 s not).
+    ``reap=True`` waits for the orphans the command left before the CPU is read (this
+    process must be their subreaper), so that a forkserver's workers are counted.
     """
     preexec: Callable[[], None] | None = (lambda: os.sched_setaffinity(0, {0})) if pin else None
     cpu0 = cpu_children()
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=preexec, cwd=ROOT)
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, preexec_fn=preexec, cwd=ROOT, env=env)
     peak = peak_pss = 0
     done = threading.Event()
 
@@ -172,6 +188,8 @@ def run_timed(
     done.set()
     if sample:
         sampler.join()
+    if reap:
+        reap_orphans()
     # The simulated games are all valid and complete: anything but 0 is a failure (an
     # uncaught error exits with 1 too, and must not pass as a fast run).
     if proc.returncode != 0:
