@@ -218,6 +218,24 @@ def bid_all(c: TestClient, key: str, at: int, words: list[str]) -> None:
         assert c.post(f"/keep/{key}/bid", data={"at": at, "position": k, "bid": w}).status_code == 200
 
 
+def enter_first_deal(c: TestClient, key: str) -> None:
+    """Deal 1 (13 cards, N deals): bids 3, pass, 2, pass, and tricks N 5, E 3, S 2, W 3."""
+    bid_all(c, key, 0, ["3", "pass", "2", "pass"])
+    assert c.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"}).status_code == 200
+
+
+def a_bid_deal_then_a_pass_out(c: TestClient) -> str:
+    """A game whose deal 1 is bid and played (:func:`enter_first_deal`) and deal 2 passed out; its key."""
+    key = start(c, sheet_game(18), first_dealer="N")
+    enter_first_deal(c, key)
+    bid_all(c, key, 1, ["pass", "pass", "pass", "pass"])
+    return key
+
+
+#: A correction's four bids, all passes.
+PASSED = {"bid0": "pass", "bid1": "pass", "bid2": "pass", "bid3": "pass"}
+
+
 @pytest.mark.parametrize(
     ("tricks", "said"),
     [
@@ -258,8 +276,7 @@ def test_a_rainbow_is_marked_only_where_the_ruleset_gives_one(
 @pytest.mark.parametrize("deal", ["0", "2", "99999999999999999999", "x", "-1"])
 def test_a_deal_out_of_range_is_not_found(client: TestClient, deal: str) -> None:
     key = start(client, sheet_game(17), first_dealer="N")
-    bid_all(client, key, 0, ["3", "pass", "2", "pass"])
-    client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
+    enter_first_deal(client, key)
     ok = client.get(f"/keep/{key}/deals/1")
     assert ok.status_code == 200 and "Correct deal 1" in ok.text
     for r in (client.get(f"/keep/{key}/deals/{deal}"), client.post(f"/keep/{key}/deals/{deal}", data={})):
@@ -267,17 +284,13 @@ def test_a_deal_out_of_range_is_not_found(client: TestClient, deal: str) -> None
 
 
 def test_a_correction_that_is_not_legal_is_refused(client: TestClient) -> None:
-    key = start(client, sheet_game(18), first_dealer="N")
-    bid_all(client, key, 0, ["3", "pass", "2", "pass"])
-    client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
-    bid_all(client, key, 1, ["pass", "pass", "pass", "pass"])
+    key = a_bid_deal_then_a_pass_out(client)
     bids = {"bid0": "3", "bid1": "pass", "bid2": "2", "bid3": "pass"}
     r = client.post(f"/keep/{key}/deals/1", data={**bids, "N": "5", "E": "3", "S": "2", "W": "4"})
     assert r.status_code == 400 and "do not add up" in r.text
     r = client.post(f"/keep/{key}/deals/1", data={**bids, "bid0": "0", "N": "5", "E": "3", "S": "2", "W": "3"})
     assert r.status_code == 400 and "the legal bids" in r.text
-    passed = {"bid0": "pass", "bid1": "pass", "bid2": "pass", "bid3": "pass"}
-    r = client.post(f"/keep/{key}/deals/1", data=passed)
+    r = client.post(f"/keep/{key}/deals/1", data=PASSED)
     assert r.status_code == 409 and "only the last deal" in r.text
     r = client.post(f"/keep/{key}/deals/2", data={**bids, "N": "5", "E": "3", "S": "2", "W": "2"})
     assert r.status_code == 200 and r.text.count('class="fix"') == 2
@@ -303,15 +316,11 @@ def test_the_last_deal_is_taken_back_and_entered_again(client: TestClient) -> No
 
 
 def test_taking_back_lets_an_earlier_deal_become_a_pass_out(client: TestClient) -> None:
-    key = start(client, sheet_game(18), first_dealer="N")
-    bid_all(client, key, 0, ["3", "pass", "2", "pass"])
-    client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
-    bid_all(client, key, 1, ["pass", "pass", "pass", "pass"])
-    passed = {"bid0": "pass", "bid1": "pass", "bid2": "pass", "bid3": "pass"}
-    r = client.post(f"/keep/{key}/deals/1", data=passed)
+    key = a_bid_deal_then_a_pass_out(client)
+    r = client.post(f"/keep/{key}/deals/1", data=PASSED)
     assert r.status_code == 409 and "take back the deals after it first" in r.text
     assert client.post(f"/keep/{key}/take-back", data={"entered": 2}).status_code == 200
-    r = client.post(f"/keep/{key}/deals/1", data=passed)
+    r = client.post(f"/keep/{key}/deals/1", data=PASSED)
     assert r.status_code == 200 and r.text.count('class="fix"') == 1
 
 
@@ -329,8 +338,7 @@ def test_a_take_back_that_cannot_be_done_changes_nothing(
 ) -> None:
     key = start(client, sheet_game(18), first_dealer="N")
     if entered != 0:
-        bid_all(client, key, 0, ["3", "pass", "2", "pass"])
-        client.post(f"/keep/{key}/tricks", data={"at": 0, "N": "5", "E": "3", "S": "2", "W": "3"})
+        enter_first_deal(client, key)
     for k, b in enumerate(bids):
         client.post(f"/keep/{key}/bid", data={"at": 1, "position": k, "bid": b})
     before = client.get(f"/keep/{key}").text
