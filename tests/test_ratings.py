@@ -131,6 +131,13 @@ def test_cli_prints_the_ratings(db: Path, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no database at" in missing.output
 
 
+def _copy(db: Path, tmp_path: Path) -> Path:
+    """A copy of the module's rated store, for a test to change."""
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(db.read_bytes())
+    return copy
+
+
 def _table(db: Path) -> list[tuple[object, ...]]:
     with duckdb.connect(str(db), read_only=True) as con:
         return con.execute(f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings ORDER BY ALL").fetchall()
@@ -152,8 +159,7 @@ def test_ingest_stores_the_ratings(db: Path) -> None:
 
 
 def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("UPDATE ratings SET mu = 99 WHERE options = ''")  # the group of the games stored below
     more = tmp_path / "more.jsonl"
@@ -176,8 +182,7 @@ def test_ingest_refreshes_the_ratings_when_games_change(db: Path, tmp_path: Path
 
 
 def test_the_ratings_command_refreshes_the_table(db: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("DELETE FROM ratings")
     assert runner.invoke(app, ["ratings", "--db", str(copy)]).exit_code == 0
@@ -223,8 +228,7 @@ def test_a_fit_that_fails_is_said_not_a_traceback(db: Path, tmp_path: Path, monk
     monkeypatch.setattr(ttt.History, "convergence", broken)
     with pytest.raises(RatingError, match="could not fit"):
         ratings_of("standard", "", [Result((("A", "B"), ("C", "D")), (1.0, 0.0), 1)])
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     result = runner.invoke(app, ["ratings", "--db", str(copy)])
     assert result.exit_code == 2 and "could not fit" in result.output and "Traceback" not in result.output
     more = tmp_path / "more.jsonl"
@@ -234,8 +238,7 @@ def test_a_fit_that_fails_is_said_not_a_traceback(db: Path, tmp_path: Path, monk
 
 
 def test_ingest_without_ratings_leaves_them(db: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("DELETE FROM ratings")
     more = tmp_path / "more.jsonl"
@@ -264,8 +267,7 @@ def _group_rows(db: Path, options: str) -> list[tuple[object, ...]]:
 def test_an_ingest_refits_only_the_groups_whose_games_changed(
     db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("UPDATE ratings SET mu = 99")  # a row refitted loses it
         solo_stamp = stored_stamps(con)["standard|no_partnerships"]
@@ -283,8 +285,7 @@ def test_an_ingest_refits_only_the_groups_whose_games_changed(
 
 
 def test_a_replaced_game_makes_its_group_stale(db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     rules = find_ruleset("standard", ("no_partnerships",))
     line = next(iter(simulate_games(3, seed=6, players=6, rules=rules)))
     changed = tmp_path / "changed.jsonl"
@@ -297,8 +298,7 @@ def test_a_replaced_game_makes_its_group_stale(db: Path, tmp_path: Path, monkeyp
 
 
 def test_the_rows_of_a_group_without_games_are_dropped(db: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("INSERT INTO ratings VALUES ('pereulok', '', 'player', 'Gone', 1, 1, 3, false, 0)")
         stamps = {**stored_stamps(con), "pereulok|": "3 games, latest ingested at then"}
@@ -310,8 +310,7 @@ def test_the_rows_of_a_group_without_games_are_dropped(db: Path, tmp_path: Path)
 
 
 def test_a_stamp_of_an_older_form_refits_every_group(db: Path, tmp_path: Path) -> None:
-    copy = tmp_path / "copy.duckdb"
-    copy.write_bytes(db.read_bytes())
+    copy = _copy(db, tmp_path)
     with duckdb.connect(str(copy)) as con:
         con.execute("UPDATE meta SET value = '9 games, latest ingested at then' WHERE key = 'ratings_stamp'")
         assert stored_stamps(con) == {} and not ratings_current(con)

@@ -108,6 +108,15 @@ def test_contents_and_folded_tables(tmp_path: Path, browser: Browser) -> None:
     assert all(copy for *_, copy in printed) and rows >= 2, printed  # the whole table, on paper
 
 
+def leaderboard(db: Path) -> Any:
+    """The store's leaderboard, as the report computes it."""
+    con = open_store(db)
+    try:
+        return compute(con).leaderboard
+    finally:
+        con.close()
+
+
 def visible_view(browser: Browser) -> list[Any]:
     """The leaderboard view on screen: its id, its players in order, the header of its sorted column."""
     return evaluate(  # type: ignore[no-any-return]
@@ -126,9 +135,7 @@ def test_leaderboard_sorted_views_without_script(tmp_path: Path, browser: Browse
     db = tmp_path / "store.duckdb"
     ingest([str(samples / "valid-games.jsonl"), *map(str, sorted((samples / "rulesets").glob("valid-*")))], db)
     summary = write_reports(db, tmp_path / "reports", workers=1)
-    con = open_store(db)
-    lb = compute(con).leaderboard
-    con.close()
+    lb = leaderboard(db)
     uri = summary.index.resolve().as_uri()
     assert not browser.open(uri)
     [(anchor, players, sorted_by)] = visible_view(browser)
@@ -261,9 +268,7 @@ def test_ratings_calibration_and_the_luck_ledger_render(tmp_path: Path, browser:
     charts, and a player's ratings and luck ledger load cleanly, on desktop and phone."""
     db = analysed_store(tmp_path, games=40, seed=16, players=6)
     summary = write_reports(db, tmp_path / "reports", workers=1)
-    con = open_store(db)
-    lb = compute(con).leaderboard
-    con.close()
+    lb = leaderboard(db)
     uri = summary.index.resolve().as_uri()
     assert not browser.open(uri)
     evaluate(
