@@ -2,7 +2,7 @@
 
     python benchmarks/solver_bench.py [--sizes 1-13] [--deals 20] [--budget 60] [--costs] [--ablation] [--games G]
                                       [--no-partnerships] [--baseline PYTHON|DIR]
-                                      [--profile]
+                                      [--profile] [--core SO]
 
 Deals are dealt at random (seed ``--seed``) and bid by the simulator's bots,
 which fixes the opening leader and any board claim, as in ruleset
@@ -25,12 +25,18 @@ build first (``PYTHON``: another install's interpreter; ``DIR``: a folder an
 install put the package in, ``pip install --no-deps --target DIR``, which goes
 on ``PYTHONPATH``) and prints each of its rows beside this build's, with this
 build's CPU time as a fraction of the baseline's: the same deals, since the deals
-come from the seed.  Not a test: nothing here asserts a speed.
+come from the seed.  ``--core`` searches with another build of the C search, a
+shared object compiled from a variant of ``_ddcore.c`` (``gcc -O2 -shared -fPIC
+-I<Python's include dir> _ddcore.c -o DIR/_ddcore<EXT_SUFFIX>``), on this
+install's Python code: a change to the search measured without reinstalling
+(the baseline run, if any, keeps its own).  Each row also gives the nodes and
+the CPU time summed over its deals.  Not a test: nothing here asserts a speed.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -43,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import backalley
+from backalley.analysis import solver as solver_module
 from backalley.analysis.dd import PAIRS, PlayedDeal, Sides, sides_of, solve_deal
 from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 from backalley.cards import NUM_CARDS
@@ -156,6 +163,8 @@ def bench_size(n: int, args: argparse.Namespace, pruning: Pruning) -> dict[str, 
         "cpu_p95_ms": round(1000 * p95(cpu), 1),
         "median_nodes": int(statistics.median(nodes)),
         "p95_nodes": int(p95([float(x) for x in nodes])),
+        "total_nodes": sum(nodes),
+        "cpu_total_ms": round(1000 * sum(cpu), 1),
         "us_per_node": round(1e6 * sum(cpu) / max(1, sum(nodes)), 2),
     }
 
@@ -203,14 +212,21 @@ def main() -> None:
     parser.add_argument("--no-partnerships", action="store_true", help="each seat against the other three")
     parser.add_argument("--profile", action="store_true", help="where the value searches' trick boundaries went")
     parser.add_argument("--baseline", help="another build to run side by side: its python, or a package folder")
+    parser.add_argument(
+        "--core", help="search with this build of _ddcore.c (a shared object) instead of the installed one"
+    )
     args = parser.parse_args()
     if args.baseline and args.profile:
         parser.error("--profile reads counts only this build's search keeps: leave out --baseline")
     if args.baseline:
         side_by_side(args)
         return
+    if args.core:
+        load_core(args.core)
     args.sides = sides_of(find_ruleset("standard", ("no_partnerships",))) if args.no_partnerships else PAIRS
-    build = "C search" if NATIVE else "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    build = "C search" if NATIVE or args.core else "compiled (mypyc)" if backalley.compiled() else "pure Python"
+    if args.core:
+        build += f" from {args.core}"
     mode = "values before and after every card" if args.costs else "value before the opening lead"
     who = "each seat against three" if args.no_partnerships else "N+S against E+W"
     print(f"# solver: {build}; {mode}; {who}; seed {args.seed}", file=sys.stderr)
@@ -233,7 +249,8 @@ def main() -> None:
                     f"n={n:>2} {name:<12} deals {row['deals']:>3}  median {row['median_ms']:>9.1f} ms  "
                     f"p95 {row['p95_ms']:>9.1f} ms  max {row['max_ms']:>9.1f} ms  "
                     f"cpu median {row['cpu_median_ms']:>9.1f} ms  p95 {row['cpu_p95_ms']:>9.1f} ms  "
-                    f"nodes {row['median_nodes']:>9} (p95 {row['p95_nodes']})  {row['us_per_node']:>5.2f} us/node",
+                    f"nodes {row['median_nodes']:>9} (p95 {row['p95_nodes']})  {row['us_per_node']:>5.2f} us/node  "
+                    f"total {row['total_nodes']} nodes {row['cpu_total_ms']:.0f} ms",
                     flush=True,
                 )
     if args.games:
@@ -248,10 +265,23 @@ def main() -> None:
             )
 
 
+def load_core(path: str) -> None:
+    """Search with the C search built at ``path`` (the module ``_ddcore`` of a variant build of ``_ddcore.c``)."""
+    spec = importlib.util.spec_from_file_location("backalley.analysis._ddcore", path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--core: {path} is not a loadable module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    solver_module._DDCORE = module
+    solver_module.NATIVE = True
+
+
 def baseline_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     """This script's ``--json`` rows on the baseline build (same arguments, so the same deals)."""
     where = Path(args.baseline)
     argv = [a for a in sys.argv[1:] if a not in ("--baseline", args.baseline, "--json")]
+    if args.core:  # the variant is this build's, not the baseline's
+        argv = [a for a in argv if a not in ("--core", args.core)]
     env = dict(os.environ)
     python = sys.executable
     if where.is_dir():
@@ -298,6 +328,11 @@ def side_by_side(args: argparse.Namespace) -> None:
                 f"  nodes {a['median_nodes']:>9} -> {b['median_nodes']:>9}"
                 f" (p95 {a['p95_nodes']} -> {b['p95_nodes']})"
             )
+            if "total_nodes" in a and "total_nodes" in b:  # a baseline older than these totals has none
+                text += (
+                    f"  total {a['total_nodes']} -> {b['total_nodes']} nodes, {a['cpu_total_ms']:.0f} -> "
+                    f"{b['cpu_total_ms']:.0f} ms"
+                )
         print(json.dumps(row) if args.json else text, flush=True)
 
 
