@@ -189,3 +189,36 @@ def test_c_counts_a_hands_trumps_less_the_others_trumps_above_them() -> None:
     first = DealSolver(hands, 2, solver_rules, NS, native=True)
     assert first.at_least(3)
     assert (first.nodes, first.profile()["boundaries_by_quick_tricks_side"]) == (1, 1)
+
+
+def replayed(solver: DealSolver, cards: list[int]) -> DealSolver:
+    """``solver`` after ``cards`` are played."""
+    for card in cards:
+        solver.play(card)
+    return solver
+
+
+def test_c_value_without_a_guess_steps_from_a_playout() -> None:
+    """Without a guess the C search steps from the tricks of a playout (every seat playing the first card
+    its ordering tries): the same search, node for node, as stepping from some guess, and the same value;
+    the playout leaves the position as it found it (mid-trick too)."""
+    rng = random.Random(64)
+    for _ in range(int(40 * SCALE)):
+        n = rng.randint(5, 8)
+        st = random_deal(rng, n)
+        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
+        solver_rules = SolverRules(st.trump, claimers)
+        cards: list[int] = []
+        py = DealSolver(st.hands, leader, solver_rules, side, native=False)
+        for _ in range(rng.randrange(2 * n)):
+            card = rng.choice(list(cards_of(py.legal())))
+            py.play(card)
+            cards.append(card)
+        unguessed = replayed(DealSolver(st.hands, leader, solver_rules, side, native=True), cards)
+        assert unguessed.value() == py.value()
+        stepped = set()
+        for rest in range(py.tricks_left() + 1):
+            guessed = replayed(DealSolver(st.hands, leader, solver_rules, side, native=True), cards)
+            assert guessed.value(guess=guessed.won + rest) == py.value()
+            stepped.add(guessed.nodes)
+        assert unguessed.nodes in stepped

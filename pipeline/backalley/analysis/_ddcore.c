@@ -738,8 +738,42 @@ static int search(Core *s, int target) {
     return node(s, target, &rel);
 }
 
-/* The side's tricks from the position (the remaining ones only): by bisection on the target, or
- * stepping from `guess` (expected remaining tricks) when it is not negative. */
+/* A guess at the side's remaining tricks: the tricks it takes when every seat plays the first card its
+ * ordering tries, to the end (the position is left as it was). */
+static int playout(Core *s) {
+    uint64_t hands[4], remaining = s->remaining, at_lead = s->at_lead;
+    int leader = s->leader, ntrick = s->ntrick, broken = s->broken, trick[4], won = 0;
+    memcpy(hands, s->hands, sizeof hands);
+    memcpy(trick, s->trick, sizeof trick);
+    for (int seat; s->hands[seat = (s->leader + s->ntrick) & 3];) {
+        int cards[16];
+        order(s, seat, legal(s), cards);
+        s->hands[seat] ^= 1ULL << cards[0];
+        s->remaining ^= 1ULL << cards[0];
+        s->trick[s->ntrick++] = cards[0];
+        if (s->ntrick == 4) {
+            uint64_t played = 0;
+            for (int i = 0; i < 4; i++) played |= 1ULL << s->trick[i];
+            s->leader = (s->leader + winner_of(s, s->trick, 4)) & 3;
+            won += s->side >> s->leader & 1;
+            s->broken = s->broken || (played & s->breaks) != 0;
+            s->ntrick = 0;
+            s->at_lead = s->remaining;
+        }
+    }
+    memcpy(s->hands, hands, sizeof hands);
+    memcpy(s->trick, trick, sizeof trick);
+    s->remaining = remaining;
+    s->at_lead = at_lead;
+    s->leader = leader;
+    s->ntrick = ntrick;
+    s->broken = broken;
+    return won;
+}
+
+/* The side's tricks from the position (the remaining ones only), stepping from `guess` (expected
+ * remaining tricks), or without one (negative) from the playout's tricks.  (Bisecting the count from
+ * the middle took 9% more nodes at 13 cards, and stepping costs two searches when the guess is right.) */
 static int value(Core *s, int guess) {
     int seat = (s->leader + s->ntrick) & 3;
     int lo = 0, hi = popc(s->hands[seat]);
@@ -758,19 +792,9 @@ static int value(Core *s, int guess) {
             }
         }
     }
-    if (guess < 0) {
-        while (lo < hi) {
-            int target = (lo + hi + 1) / 2;
-            if (search(s, target))
-                lo = target;
-            else
-                hi = target - 1;
-        }
-        return lo;
-    }
     /* From a guess, one trick at a time (as DDS does): a good guess costs two searches, and never a
      * search far above the value, which is as dear as one next to it. */
-    int target = guess;
+    int target = guess < 0 ? playout(s) : guess;
     while (lo < hi) {
         if (target <= lo) target = lo + 1;
         if (target > hi) target = hi;

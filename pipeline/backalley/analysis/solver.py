@@ -4,7 +4,8 @@ A position is four hands (int bitmasks of the cards still held), the seat on
 lead, the cards already played to the current trick and whether trump is
 broken.  :class:`DealSolver` answers "can the side win at least ``t`` of the
 remaining tricks?" by a null-window alpha-beta search (the side's seats are
-the maximiser), and finds the exact value by bisecting ``t`` (as DDS does).
+the maximiser), and finds the exact value by bisecting ``t``, or stepping it a
+trick at a time from a guess (as DDS does).
 
 Prunings, each switchable through :class:`Pruning` (the correctness tests
 compare every combination with a plain minimax):
@@ -276,9 +277,10 @@ class DealSolver:
         """The side's tricks in the whole deal (won so far plus the best it can force from here).
 
         ``guess``: the side's expected tricks in the whole deal (the tricks it took in the
-        recorded play, say), or ``None``.  Without one the search bisects the count; from one
-        it steps a trick at a time, which costs two searches when the guess is right and never
-        a search far above the value.  The value is the same either way.
+        recorded play, say), or ``None``.  Without one the Python search bisects the count and
+        the C search guesses the tricks of a playout (every seat playing the first card its
+        ordering tries); from a guess they step a trick at a time, which costs two searches when
+        the guess is right and never a search far above the value.  The value is the same either way.
         """
         rest = -1 if guess is None else max(0, guess - self.won)
         if self.core is not None:
