@@ -116,3 +116,11 @@ def test_the_command_sets_its_allocator_and_blas_threads_before_numpy_and_pyarro
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**env, **given}
         )
         assert done.stderr.rsplit("POOL ", 1)[1].strip() == expected
+
+
+def test_the_row_builder_loads_neither_the_models_nor_pydantic() -> None:
+    """The forkserver of an ingest imports the row builder for its workers: records that fit the schema are
+    built from the msgspec Structs, so neither it nor the writer loads the pydantic models (a record that
+    fails the fast decoder loads them when it is checked)."""
+    assert loaded_after("import backalley.store.rows") == set()
+    assert loaded_after("import backalley.store.ingest, backalley.store.tables") == set()

@@ -16,7 +16,7 @@ The single writer in the parent process expands these column-wise
 (:mod:`backalley.store.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
 to import in a worker.  Every record that fits the schema (format 1 or 2, any
 ruleset) goes through the one row builder, :func:`build_game`, from the msgspec
-Structs of :mod:`backalley.records.models`, asking the record's ruleset
+Structs of :mod:`backalley.records.fast`, asking the record's ruleset
 (:func:`backalley.replay.ruleset_of`) for hand sizes, sides and contracts; a record with a usable ``game_id`` that does not fit
 the schema only gets its ``games`` and ``violations`` rows.
 
@@ -38,7 +38,7 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
-from backalley.records.models import (
+from backalley.records.fast import (
     AnyFastRecord,
     FastHands,
     FastSheetDeal,
