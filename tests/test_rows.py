@@ -23,7 +23,14 @@ import pytest
 from msgspec import UNSET
 
 from backalley.cards import CARD_NAMES, SEATS
-from backalley.records.models import FastSheetDeal, FastTeamInts, fast_decode, fast_decode_any, to_fast_any
+from backalley.records.models import (
+    FastSheetDeal,
+    FastSheetRecord,
+    FastTeamInts,
+    fast_decode,
+    fast_decode_any,
+    to_fast_any,
+)
 from backalley.records.sources import parse
 from backalley.replay import DealOutcome, replay, replay_checked, ruleset_of
 from backalley.rules import RULESETS, Ruleset
@@ -280,10 +287,65 @@ def test_rows_are_the_same_from_the_c_replay_and_the_python_replay(monkeypatch: 
     inputs = golden_inputs()
     fast = [build(raw) for raw in inputs]
     monkeypatch.setattr(REPLAY, "_fastplay", None)
+    monkeypatch.setattr(rows, "_fastplay", None)
     slow = [build(raw) for raw in inputs]
     assert {b.reject for b in fast} >= {None, "json", "no_game_id"} and any(b.game and not b.deals for b in fast)
     for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
         assert a == b, f"input {i + 1}"
+
+
+def replayed_games() -> list[tuple[Any, Any]]:
+    """Every golden input that decodes as Structs, with its replay."""
+    recs = [rec for raw in golden_inputs() if (rec := fast_decode_any(raw)) is not None]
+    return [(rec, replay_checked(rec)) for rec in recs]
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_the_c_row_builder_writes_the_python_row_builders_bytes() -> None:
+    """``_fastplay.rows`` (the deal and side rows from each bidding's template) gives byte for byte the
+    packed columns the Python row builder gives field by field, on every golden game of cards: every
+    ruleset and option set, faults, pass-outs, numbers beyond BIGINT."""
+    if rows._fastplay is None:
+        pytest.skip("the C row builder is not built (pure-Python install)")
+    seen: set[str] = set()
+    fast_games = sides4 = nulls = 0
+    for rec, r in replayed_games():
+        rules = ruleset_of(rec)
+        python = rows._python_rows(rules, rec.deals, r.deals)
+        if isinstance(rec, FastSheetRecord):
+            continue
+        fast = rows._fast_rows(rules, rec.deals, r.deals)
+        assert fast is not None, rec.game_id
+        assert fast == python, rec.game_id
+        seen.add(rules.label())
+        fast_games += 1
+        sides4 += len(rules.sides) == 4
+        nulls += bool(python[3])
+    assert {label.split("+")[0] for label in seen} == set(RULESETS) and len(seen) >= 6
+    assert fast_games > 100 and sides4 > 0 and nulls > 0
+
+
+@pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")
+def test_the_c_row_builder_leaves_what_it_cannot_write_to_the_python_builder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A side's trick count beyond its template's mask of made contracts, or a value that is not an int, and
+    ``_fastplay.rows`` gives up (``None``): build_game then writes the Python builder's rows.  A recorded
+    figure beyond BIGINT or missing is NULL both ways."""
+    if rows._fastplay is None:
+        pytest.skip("the C row builder is not built (pure-Python install)")
+    rec, r = next((rec, r) for rec, r in replayed_games() if r.valid and not isinstance(rec, FastSheetRecord))
+    rules = ruleset_of(rec)
+    played = next(o for o in r.deals if not o.pass_out)
+    played.recorded_points = (2**63, None)
+    assert rows._fast_rows(rules, rec.deals, r.deals) == rows._python_rows(rules, rec.deals, r.deals)
+    for odd in ((70, 0), ("7", 0), (5,)):
+        played.tricks = odd
+        assert rows._fast_rows(rules, rec.deals, r.deals) is None, odd
+    played.tricks = (70, 0)
+    fast = build_game(rec, r, "")
+    monkeypatch.setattr(rows, "_fastplay", None)
+    assert fast == build_game(rec, r, "") and fast.sides
 
 
 @pytest.mark.skipif(not SAMPLE.is_dir(), reason="no committed sample data")

@@ -95,3 +95,32 @@ def test_freezing_at_exit_is_registered_once() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "1"
+
+
+def test_the_command_sets_its_allocator_and_blas_threads_before_numpy_and_pyarrow_load(tmp_path: Path) -> None:
+    """``backalley`` sets ``OPENBLAS_NUM_THREADS=1`` and pyarrow's system memory pool in its own environment
+    before anything imports numpy or pyarrow (the entry point's module imports neither), keeping a value the
+    environment gives."""
+    import os
+
+    assert loaded_after("import backalley.cli.batch", ("numpy", "pyarrow")) == set()
+    code = (
+        "import sys\nfrom backalley.cli.batch import main\nsys.argv = ['backalley', 'rulesets']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import os, pyarrow\nsys.stderr.write('POOL ' + pyarrow.default_memory_pool().backend_name + ' '"
+        " + os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")}
+    for given, expected in (({}, "system 1"), ({"ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}, "mimalloc 1")):
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**env, **given}
+        )
+        assert done.stderr.rsplit("POOL ", 1)[1].strip() == expected
+
+
+def test_the_row_builder_loads_neither_the_models_nor_pydantic() -> None:
+    """The forkserver of an ingest imports the row builder for its workers: records that fit the schema are
+    built from the msgspec Structs, so neither it nor the writer loads the pydantic models (a record that
+    fails the fast decoder loads them when it is checked)."""
+    assert loaded_after("import backalley.store.rows") == set()
+    assert loaded_after("import backalley.store.ingest, backalley.store.tables") == set()

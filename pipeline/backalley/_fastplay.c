@@ -32,6 +32,15 @@
  * names: bytes of 128*128: card index + 1 of the two-character name (0: none),
  *        and at [ord(seat)] (single character) the seat index + 1.
  * side_of: bytes of 4.
+ *
+ * rows(outcomes, templates, codes) -> (deals, deal_nulls, sides, side_nulls) or None: the store's
+ *   packed deal and side rows of a game's replayed deals (backalley.store.rows: DEAL_INTS and
+ *   SIDE_INTS, int64 in native order, NULL as 0, a 0/1 byte per value in the masks, a mask b""
+ *   when no value is NULL).  It reads each DealOutcome's ints and copies each side's contract
+ *   fields from its template, templates[deal * sides + side] (bytes of six int64: kind, contract,
+ *   multiplier, board level, a mask of the trick counts that make the contract, NULL bits), which
+ *   backalley.store.rows builds from the ruleset; codes (bytes) is the code of each side.  None (nothing written) when a value is not
+ *   as expected (the Python row builder then does the game).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,6 +56,8 @@
 #define HIGHEST_TRUMP 1
 
 static PyObject *s_leader, *s_cards;
+static PyObject *s_number, *s_hand_size, *s_dealer, *s_trump_card, *s_trump, *s_swap_seat, *s_swap_drawn, *s_pass_out,
+    *s_contracts, *s_opening_leader, *s_winners, *s_tricks, *s_points, *s_recorded_tricks, *s_recorded_points;
 
 static int card_of(PyObject *name, const unsigned char *names) {
     if (!PyUnicode_Check(name) || !PyUnicode_IS_COMPACT_ASCII(name) || PyUnicode_GET_LENGTH(name) != 2) return -1;
@@ -382,10 +393,195 @@ static PyObject *deal(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return out;
 }
 
+
+/* --- rows(): a game's deal and side rows as packed int64 columns --------------------------------- */
+
+#define DEAL_WIDTH 14 /* backalley.store.rows.DEAL_INTS */
+#define SIDE_WIDTH 10 /* backalley.store.rows.SIDE_INTS */
+#define TEMPLATE_WIDTH 6 /* per side: kind, contract, multiplier, board level, made mask, NULL bits */
+#define MADE_BITS 63
+
+/* An int as int64, as the Python packer stores it: 1 with *out set; 0 for NULL (None, or an int
+ * outside int64); -2 for anything else (the Python row builder then does the game); -1 on error. */
+static int int_value(PyObject *v, int64_t *out) {
+    if (v == Py_None) return 0;
+    if (!PyLong_Check(v)) return -2;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow) return 0;
+    if (x == -1 && PyErr_Occurred()) return -1;
+    *out = (int64_t)x;
+    return 1;
+}
+
+/* Attribute `name` of `obj` into slot `k` of a row (value and NULL byte); 1 ok, -2 fall back, -1 error. */
+static int put_attr(PyObject *obj, PyObject *name, int64_t *vals, char *nulls, int k, int64_t *got) {
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (!v) return -1;
+    int64_t x = 0;
+    int r = int_value(v, &x);
+    Py_DECREF(v);
+    if (r < 0) return r;
+    vals[k] = r ? x : 0;
+    nulls[k] = (char)!r;
+    if (got) *got = r ? x : -1;
+    return 1;
+}
+
+/* Item s of a tuple into a row slot (as put_attr); a tuple too short falls back. */
+static int put_item(PyObject *tuple, Py_ssize_t s, int64_t *vals, char *nulls, int k, int64_t *got) {
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) <= s) return -2;
+    int64_t x = 0;
+    int r = int_value(PyTuple_GET_ITEM(tuple, s), &x);
+    if (r < 0) return r;
+    vals[k] = r ? x : 0;
+    nulls[k] = (char)!r;
+    if (got) *got = r ? x : -1;
+    return 1;
+}
+
+/* One deal's row and its sides' rows; 1 written, -2 fall back, -1 error. */
+static int deal_rows(PyObject *o, PyObject *const *tpl, const unsigned char *codes, Py_ssize_t nsides, int64_t *dv,
+                     char *dn, int64_t *sv, char *sn) {
+    /* the fields noted by the replay; -1 is "none recorded" (NULL) for the trump card, trump and swap */
+    static const int neg_null[DEAL_WIDTH] = {0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0};
+    PyObject *const names[9] = {s_number, s_hand_size, s_dealer, s_trump_card, s_trump, s_swap_seat, s_swap_drawn,
+                                s_pass_out, NULL};
+    int r;
+    for (int k = 0; k < 8; k++) {
+        int64_t x;
+        if ((r = put_attr(o, names[k], dv, dn, k, &x)) < 0) return r;
+        if (neg_null[k] && !dn[k] && (k == 4 ? x == -1 : x < 0)) dv[k] = 0, dn[k] = 1;
+    }
+    PyObject *con = PyObject_GetAttr(o, s_contracts);
+    if (!con) return -1;
+    r = put_attr(con, s_opening_leader, dv, dn, 8, NULL);
+    Py_DECREF(con);
+    if (r < 0) return r;
+    PyObject *ws = PyObject_GetAttr(o, s_winners);
+    if (!ws) return -1;
+    if (!PyByteArray_Check(ws)) {
+        Py_DECREF(ws);
+        return -2;
+    }
+    int64_t won[4] = {0, 0, 0, 0};
+    const unsigned char *w = (const unsigned char *)PyByteArray_AS_STRING(ws);
+    Py_ssize_t ntricks = PyByteArray_GET_SIZE(ws);
+    for (Py_ssize_t j = 0; j < ntricks; j++)
+        if (w[j] < 4) won[w[j]]++;
+    Py_DECREF(ws);
+    for (int k = 0; k < 4; k++) dv[9 + k] = won[k], dn[9 + k] = 0;
+    dv[13] = ntricks, dn[13] = 0;
+
+    PyObject *tricks = NULL, *points = NULL, *rt = NULL, *rp = NULL;
+    int result = -1;
+    if (!(tricks = PyObject_GetAttr(o, s_tricks)) || !(points = PyObject_GetAttr(o, s_points)) ||
+        !(rt = PyObject_GetAttr(o, s_recorded_tricks)) || !(rp = PyObject_GetAttr(o, s_recorded_points)))
+        goto out;
+    result = -2;
+    if (!PyTuple_Check(rt) || !PyTuple_Check(rp)) goto out;
+    int recorded = PyTuple_GET_SIZE(rt) > 0;
+    for (Py_ssize_t s = 0; s < nsides; s++) {
+        int64_t *v = sv + s * SIDE_WIDTH;
+        char *n = sn + s * SIDE_WIDTH;
+        PyObject *tb = tpl[s];
+        if (!PyBytes_Check(tb) || PyBytes_GET_SIZE(tb) != TEMPLATE_WIDTH * 8) {
+            PyErr_SetString(PyExc_ValueError, "_fastplay.rows: a side template of the wrong size");
+            result = -1;
+            goto out;
+        }
+        const int64_t *t = (const int64_t *)PyBytes_AS_STRING(tb);
+        int64_t nb = t[5], won_s;
+        v[0] = codes[s], n[0] = 0;
+        for (int k = 0; k < 4; k++) {
+            int null = (int)((nb >> k) & 1);
+            v[1 + k] = null ? 0 : t[k], n[1 + k] = (char)null;
+        }
+        if ((r = put_item(tricks, s, v, n, 5, &won_s)) < 0 || (r = put_item(points, s, v, n, 6, NULL)) < 0) {
+            result = r;
+            goto out;
+        }
+        if ((nb >> 4) & 1) {
+            v[7] = 0, n[7] = 1;
+        } else {
+            if (n[5] || won_s < 0 || won_s >= MADE_BITS) goto out;
+            v[7] = (t[4] >> won_s) & 1, n[7] = 0;
+        }
+        if (!recorded) {
+            v[8] = v[9] = 0, n[8] = n[9] = 1;
+        } else if ((r = put_item(rt, s, v, n, 8, NULL)) < 0 || (r = put_item(rp, s, v, n, 9, NULL)) < 0) {
+            result = r;
+            goto out;
+        }
+    }
+    result = 1;
+out:
+    Py_XDECREF(tricks);
+    Py_XDECREF(points);
+    Py_XDECREF(rt);
+    Py_XDECREF(rp);
+    return result;
+}
+
+/* The bytes of a mask, or b"" when it holds no NULL. */
+static PyObject *mask_bytes(const char *m, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (m[i]) return PyBytes_FromStringAndSize(m, n);
+    return PyBytes_FromStringAndSize(NULL, 0);
+}
+
+static PyObject *rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    PyObject *outcomes, *templates;
+    const char *codes;
+    Py_ssize_t nsides;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_fastplay.rows takes 3 arguments");
+        return NULL;
+    }
+    if (list_arg(args, 0, &outcomes) || list_arg(args, 1, &templates) || bytes_arg(args, 2, &codes, &nsides))
+        return NULL;
+    Py_ssize_t ndeals = PyList_GET_SIZE(outcomes);
+    if (nsides < 1 || PyList_GET_SIZE(templates) != ndeals * nsides) {
+        PyErr_SetString(PyExc_ValueError, "_fastplay.rows: a template a side of every deal");
+        return NULL;
+    }
+    PyObject *deals = PyBytes_FromStringAndSize(NULL, ndeals * DEAL_WIDTH * 8);
+    PyObject *sides = PyBytes_FromStringAndSize(NULL, ndeals * nsides * SIDE_WIDTH * 8);
+    char *dn = PyMem_Malloc((size_t)(ndeals * (DEAL_WIDTH + nsides * SIDE_WIDTH)) + 1);
+    PyObject *result = NULL, *dm = NULL, *sm = NULL;
+    if (!deals || !sides || !dn) {
+        if (!dn) PyErr_NoMemory();
+        goto done;
+    }
+    char *sn = dn + ndeals * DEAL_WIDTH;
+    int64_t *dv = (int64_t *)PyBytes_AS_STRING(deals), *sv = (int64_t *)PyBytes_AS_STRING(sides);
+    for (Py_ssize_t i = 0; i < ndeals; i++) {
+        int r = deal_rows(PyList_GET_ITEM(outcomes, i), PySequence_Fast_ITEMS(templates) + i * nsides,
+                          (const unsigned char *)codes, nsides, dv + i * DEAL_WIDTH, dn + i * DEAL_WIDTH,
+                          sv + i * nsides * SIDE_WIDTH, sn + i * nsides * SIDE_WIDTH);
+        if (r == -1) goto done;
+        if (r == -2) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    if (!(dm = mask_bytes(dn, ndeals * DEAL_WIDTH)) || !(sm = mask_bytes(sn, ndeals * nsides * SIDE_WIDTH))) goto done;
+    result = PyTuple_Pack(4, deals, dm, sides, sm);
+done:
+    Py_XDECREF(deals);
+    Py_XDECREF(sides);
+    Py_XDECREF(dm);
+    Py_XDECREF(sm);
+    PyMem_Free(dn);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"play", (PyCFunction)(void (*)(void))play, METH_FASTCALL, "Replay the regular tricks of a deal from the first (see the module's comment)."},
     {"mask", (PyCFunction)(void (*)(void))mask, METH_FASTCALL, "The bitmask of a list of distinct card names, or -1."},
     {"deal", (PyCFunction)(void (*)(void))deal, METH_FASTCALL, "A deal's cards as ints when none is in doubt, else None (see the module's comment)."},
+    {"rows", (PyCFunction)(void (*)(void))rows, METH_FASTCALL, "A game's packed deal and side rows (see the module's comment)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -395,5 +591,13 @@ PyMODINIT_FUNC PyInit__fastplay(void) {
     s_leader = PyUnicode_InternFromString("leader");
     s_cards = PyUnicode_InternFromString("cards");
     if (!s_leader || !s_cards) return NULL;
+    PyObject **const interned[] = {&s_number, &s_hand_size, &s_dealer, &s_trump_card, &s_trump, &s_swap_seat,
+                                   &s_swap_drawn, &s_pass_out, &s_contracts, &s_opening_leader, &s_winners,
+                                   &s_tricks, &s_points, &s_recorded_tricks, &s_recorded_points};
+    const char *const spelled[] = {"number", "hand_size", "dealer", "trump_card", "trump", "swap_seat",
+                                   "swap_drawn", "pass_out", "contracts", "opening_leader", "winners",
+                                   "tricks", "points", "recorded_tricks", "recorded_points"};
+    for (size_t k = 0; k < sizeof spelled / sizeof *spelled; k++)
+        if (!(*interned[k] = PyUnicode_InternFromString(spelled[k]))) return NULL;
     return PyModule_Create(&module);
 }

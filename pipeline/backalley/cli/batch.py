@@ -126,8 +126,23 @@ def run_batch(batch: Batch) -> int | None:
     return 0 if summary.all_valid else 1
 
 
+#: What the command sets in its own environment before numpy or pyarrow is loaded (a value given in the
+#: environment is kept): numpy's OpenBLAS starts a thread per CPU that spins at numpy's import (about
+#: 60 ms of CPU, and backalley does no linear algebra), and pyarrow's default pool (mimalloc) takes its
+#: memory afresh from the system chunk after chunk, zeroing huge pages in the ingest writer, where the
+#: system allocator reuses it (docs/performance.md, "Ingest").  Worker processes inherit both.
+PROCESS_ENV = {"OPENBLAS_NUM_THREADS": "1", "ARROW_DEFAULT_MEMORY_POOL": "system"}
+
+
+def process_env() -> None:
+    """Set :data:`PROCESS_ENV` where the environment does not say otherwise."""
+    for name, value in PROCESS_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 def main() -> None:
     """The ``backalley`` command (``python -m backalley`` too)."""
+    process_env()
     batch = parse_batch(sys.argv[1:])
     if batch is not None and (status := _run(batch)) is not None:
         sys.exit(status)

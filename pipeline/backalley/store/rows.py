@@ -16,7 +16,7 @@ The single writer in the parent process expands these column-wise
 (:mod:`backalley.store.ingest`).  Nothing here touches DuckDB or Arrow, so it is cheap
 to import in a worker.  Every record that fits the schema (format 1 or 2, any
 ruleset) goes through the one row builder, :func:`build_game`, from the msgspec
-Structs of :mod:`backalley.records.models`, asking the record's ruleset
+Structs of :mod:`backalley.records.fast`, asking the record's ruleset
 (:func:`backalley.replay.ruleset_of`) for hand sizes, sides and contracts; a record with a usable ``game_id`` that does not fit
 the schema only gets its ``games`` and ``violations`` rows.
 
@@ -38,10 +38,11 @@ from typing import Any, cast
 from msgspec import UNSET
 
 from backalley.cards import CARD_INDEX, CARD_NAMES, CARD_RANK, CARD_SUIT, NO_TRUMP, SEATS, SUITS
-from backalley.records.models import (
+from backalley.records.fast import (
     AnyFastRecord,
     FastHands,
     FastSheetDeal,
+    FastSheetRecord,
     FastTeamInts,
     fast_decode_any,
     instant,
@@ -67,6 +68,11 @@ from backalley.rules.bab_online import BORE_MULT, bore_level
 from backalley.rules.pereulok import multiplier
 from backalley.store import raw as raw_codec
 from backalley.validate import status, too_large, tune_gc
+
+try:
+    from backalley import _fastplay
+except ImportError:  # no C build: the Python row builder does every game, with the same rows
+    _fastplay = None  # type: ignore[assignment]
 
 #: The int64 fields packed per deal in :attr:`Built.deals`, in this order.  Seats, cards and
 #: suits are small ints (``trump``: 0..3, or 4 for no trump); booleans are 0/1; ``tricks`` is
@@ -629,12 +635,29 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
     out.game_sides = [(gid, s, _i32(v), rv) for s, v, rv in zip(sides, final, recorded, strict=True)]
     if r.violations:
         out.violations = _violation_rows(r)
+    outcomes = r.deals
+    deals = cast("list[BidDeal]", rec.deals)
+    got = None
+    if _fastplay is not None and not isinstance(rec, FastSheetRecord):
+        got = _fast_rows(rules, deals, outcomes)
+    if got is None:
+        got = _python_rows(rules, deals, outcomes)
+    out.deals, out.deal_nulls, out.sides, out.side_nulls, out.bids, out.bid_nulls = got
+    out.leaders, out.winners, out.broken, out.cards = _trick_bytes(outcomes)
+    return out
+
+
+_Rows = tuple[bytes, bytes, bytes, bytes, bytes, bytes]
+
+
+def _python_rows(rules: Ruleset, deals: list[BidDeal], outcomes: list[DealOutcome]) -> _Rows:
+    """The packed deal, side and bid rows of a game's dealings, field by field (the reference the C row
+    builder is tested against, and what a pure-Python install runs)."""
     deal_vals: list[int | None] = []
     side_vals: list[int | None] = []
     bid_parts: list[tuple[bytes, bytes]] = []
-    outcomes = r.deals
     bonus = rules.has_bonus
-    for d, o in zip(cast("list[BidDeal]", rec.deals), outcomes, strict=True):
+    for d, o in zip(deals, outcomes, strict=True):
         _add_sides(side_vals, rules, o)
         deal_vals += _deal_ints(d, o)
         seats, values = o.bid_seats, o.bid_values
@@ -643,11 +666,88 @@ def build_game(rec: AnyFastRecord, r: Replay, sha: str) -> Built:
             if bonus
             else _packed_bids(rules, seats, values)
         )
-    out.deals, out.deal_nulls = _pack(deal_vals)
-    out.sides, out.side_nulls = _pack(side_vals)
-    out.bids, out.bid_nulls = _joined(bid_parts)
-    out.leaders, out.winners, out.broken, out.cards = _trick_bytes(outcomes)
-    return out
+    deal_data, deal_nulls = _pack(deal_vals)
+    side_data, side_nulls = _pack(side_vals)
+    bid_data, bid_nulls = _joined(bid_parts)
+    return deal_data, deal_nulls, side_data, side_nulls, bid_data, bid_nulls
+
+
+def _fast_rows(rules: Ruleset, deals: list[BidDeal], outcomes: list[DealOutcome]) -> _Rows | None:
+    """:func:`_python_rows` with the deal and side rows written by ``_fastplay.rows``, each side's contract
+    fields copied from its template (:func:`_side_template`); ``None`` when it leaves the game to the
+    Python builder."""
+    templates: list[bytes] = []
+    bid_parts: list[tuple[bytes, bytes]] = []
+    bonus = rules.has_bonus
+    levelled = rules.levelled_boards
+    nsides = len(rules.sides)
+    passed = [_PASSED] * nsides
+    for d, o in zip(deals, outcomes, strict=True):
+        seats, values = o.bid_seats, o.bid_values
+        if o.pass_out:
+            templates += passed
+        else:
+            n = o.hand_size
+            levels = _levels(rules, _bid_ints(rules, seats, values)) if levelled else None
+            by_side = o.contracts.by_side
+            for s in range(nsides):
+                c = by_side[s]
+                level = levels[s] if levels is not None else 0
+                t = _SIDE_TEMPLATES.get((rules, c.board, c.value, c.mult, n, level))
+                templates.append(_side_template(rules, c, n, level) if t is None else t)
+        bid_parts.append(
+            _part(list(_rainbows(rules, d, o, _bid_ints(rules, seats, values))))
+            if bonus
+            else _packed_bids(rules, seats, values)
+        )
+    got = _fastplay.rows(outcomes, templates, _side_code_bytes(rules))
+    if got is None:
+        return None
+    bid_data, bid_nulls = _joined(bid_parts)
+    return got[0], got[1], got[2], got[3], bid_data, bid_nulls
+
+
+#: The widest trick count a side template's mask of made contracts covers (0..62: an int64's bits).
+_MADE_BITS = 63
+#: The side template of a passed-out deal: every contract field NULL.
+_PASSED = struct.pack("6q", 0, 0, 0, 0, 0, 31)
+_SIDE_TEMPLATES: dict[tuple[object, ...], bytes] = {}
+
+
+def _side_template(rules: Ruleset, c: Contract, n: int, level: int) -> bytes:
+    """A side's contract fields for ``_fastplay.rows``, memoised by the contract, hand size and bore level
+    (there are few distinct ones).
+
+    Six int64: the contract's kind, tricks undertaken, multiplier and board level
+    (:func:`_side_contract`), a mask of the trick counts 0..62 that make it (bit ``t``:
+    ``rules.made(c, t, n)``), and NULL bits (1 kind, 2 contract, 4 multiplier, 8 board level,
+    16 made).  Everything in it is asked of the ruleset, as :func:`_add_sides` asks it.
+    """
+    fields = _side_contract(rules, c, n, level)
+    made = 0
+    nulls = 16
+    if fields[0] != _NONE_K:
+        nulls = 0
+        for t in range(_MADE_BITS):
+            if rules.made(c, t, n):
+                made |= 1 << t
+    ints: list[int] = []
+    for k, v in enumerate(fields):
+        if v is None or not -_I64 <= v < _I64:  # NULL, as :func:`_part` packs it
+            nulls |= 1 << k
+            v = 0
+        ints.append(v)
+    got = struct.pack("6q", *ints, made, nulls)
+    if len(_SIDE_TEMPLATES) > 1 << 14:
+        _SIDE_TEMPLATES.clear()
+    _SIDE_TEMPLATES[(rules, c.board, c.value, c.mult, n, level)] = got
+    return got
+
+
+@cache
+def _side_code_bytes(rules: Ruleset) -> bytes:
+    """The :data:`SIDE_NAMES` code of each of the ruleset's sides, a byte each."""
+    return bytes(_side_codes(rules))
 
 
 def _trick_bytes(outcomes: list[DealOutcome]) -> tuple[bytes, bytes, bytes, bytes]:
