@@ -23,6 +23,11 @@
  * at trick boundaries keyed by the relative ranks, equivalent cards merged,
  * quick-trick bounds and move ordering, each switchable by a flag bit.  The
  * tests compare it with the Python search and a plain minimax.
+ *
+ * A node (`nodes`, the benchmark's count) is a position the search visits: a
+ * trick boundary, or a card to play within a trick.  The last trick is played
+ * out at its boundary (`last_trick`: each hand holds one card), one node where
+ * the Python search visits five.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -102,8 +107,9 @@ typedef struct {
     int32_t tt_used, tt_cap;
     unsigned long long nodes;
     /* Where the trick boundaries went (the benchmark's profile): settled by the target alone, by the
-     * transposition table, by the side's or the other seats' quick tricks, or searched lead by lead. */
-    unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, expanded;
+     * transposition table, by the side's or the other seats' quick tricks, played out as the last trick,
+     * or searched lead by lead. */
+    unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, by_last_trick, expanded;
 } Core;
 
 static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
@@ -638,6 +644,31 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
     return result;
 }
 
+/* The last trick, at its boundary (target 1): each hand holds one card, the only move `leads` and
+ * `follows` leave it, so the trick is played out without its four nodes.  Returns whether the side wins
+ * it, with the relevance of that play: `child`'s (there are no cards after it: when the winner beat a
+ * card of its group by rank, the cards of that group from the winner up), but only when the card it beat
+ * is the other side's, since no trick follows whose lead the winning seat decides; -1 when a hand does
+ * not hold exactly one card (then the search plays the trick). */
+static int last_trick(const Core *s, Rel *rel) {
+    int trick[4];
+    for (int pos = 0; pos < 4; pos++) {
+        int seat = (s->leader + pos) & 3;
+        uint64_t hand = s->hands[seat];
+        if (!hand || (hand & (hand - 1))) return -1;
+        uint64_t move = pos ? follows(s, hand, trick[0], pos) : leads(s, hand, seat);
+        trick[pos] = low_bit(move);
+    }
+    int wpos = winner_of(s, trick, 4), w = trick[wpos];
+    int won = s->side >> ((s->leader + wpos) & 3) & 1;
+    for (int i = 0; i < 4; i++)
+        if (i != wpos && s->gidx[trick[i]] == s->gidx[w] && (s->side >> ((s->leader + i) & 3) & 1) != won) {
+            rel_cover(s, rel, run_end(s, w, s->remaining), s->remaining);
+            break;
+        }
+    return won;
+}
+
 /* Try each move; the side wants one success, the others one failure.  *best: the move that decided.
  * Relevance: the deciding move's, else every move's. */
 static int try_moves(Core *s, int seat, const int *cards, int n, int target, int *best, Rel *rel) {
@@ -668,6 +699,13 @@ static int boundary(Core *s, int target, Rel *rel) {
     if (target <= 0 || target > left) {
         s->at_bound++;
         return target <= 0;
+    }
+    if (left == 1) {
+        int result = last_trick(s, rel);
+        if (result >= 0) {
+            s->by_last_trick++;
+            return result;
+        }
     }
     Key shape;
     uint32_t pat[MAXG];
@@ -932,7 +970,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
     tt_clear(s);
-    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
+    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->by_last_trick = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = s->at_lead = all;
@@ -1011,9 +1049,10 @@ static PyMethodDef Core_methods[] = {
 
 static PyObject *Core_get_profile(Core *s, void *closure) {
     (void)closure;
-    return Py_BuildValue("{sKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
+    return Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
                          s->by_tt, "boundaries_by_quick_tricks_side", s->by_qt_mine,
-                         "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_searched", s->expanded);
+                         "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_last_trick",
+                         s->by_last_trick, "boundaries_searched", s->expanded);
 }
 
 static PyGetSetDef Core_getset[] = {
