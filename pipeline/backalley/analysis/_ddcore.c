@@ -46,7 +46,7 @@
 /* Which cards of a position its result depends on: per group, the top `k[g]` remaining cards
  * (their holders); below them only how many cards of the group each hand holds matters. */
 typedef struct {
-    uint8_t k[MAXG];
+    uint8_t k[8];
 } Rel;
 
 typedef struct {
@@ -273,8 +273,14 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
 }
 
 static inline void rel_union(const Core *s, Rel *a, const Rel *b) {
-    for (int g = 0; g < s->ngroups; g++)
-        if (b->k[g] > a->k[g]) a->k[g] = b->k[g];
+    (void)s;
+    uint64_t x, y;
+    memcpy(&x, a->k, sizeof x);
+    memcpy(&y, b->k, sizeof y);
+    uint64_t ge = ((x | 0x8080808080808080ULL) - y) & 0x8080808080808080ULL; /* per byte (all < 128): x >= y */
+    uint64_t keep = (ge >> 7) * 0xFF;
+    x = (x & keep) | (y & ~keep);
+    memcpy(a->k, &x, sizeof x);
 }
 
 /* Relevance so far of the cards from `c` up in its group (`among`: the cards present). */
@@ -624,8 +630,7 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
          * the winner beat a card of its group by rank, the winner, the cards above it and the run of its
          * holder's cards just below it (the moves it stood for): whatever the other cards of its group,
          * the same play wins the same trick.  (Down to the card it beat is more than that needs.) */
-        memset(rel, 0, sizeof *rel);
-        for (int g = 0; g < s->ngroups; g++) rel->k[g] = below.k[g];
+        *rel = below;
         for (int i = 0; i < 4; i++) { /* a trick card above a group's lowest relevant card adds one */
             int g = s->gidx[saved[i]];
             if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
