@@ -44,7 +44,8 @@
 #define NO_CARD 255
 
 /* Which cards of a position its result depends on: per group, the top `k[g]` remaining cards
- * (their holders); below them only how many cards of the group each hand holds matters. */
+ * (their holders); below them only how many cards of the group each hand holds matters.  Eight bytes,
+ * those past the groups zero, so that a union is one word's work. */
 typedef struct {
     uint8_t k[8];
 } Rel;
@@ -99,6 +100,9 @@ typedef struct {
     uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
     int leader, ntrick, broken;
     int trick[4];
+    int left;      /* tricks left, the current one included (the cards of the player to act) */
+    int wpos;      /* the position (0 = leader) of the card winning the trick so far (`child` keeps it) */
+    uint16_t wkey; /* and its key, winkey[trick[0]][trick[wpos]] */
     /* the transposition table: buckets of 4 entries */
     Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
     Link *links;    /* each entry's link in its chain */
@@ -528,10 +532,9 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
          * card that does not take it from a partner (a plain card before a trump, low before high). */
         const uint16_t *keys = s->winkey[s->trick[0]];
-        int wpos = winner_of(s, s->trick, s->ntrick);
-        uint16_t best = keys[s->trick[wpos]];
+        uint16_t best = s->wkey;
         int mine = s->side >> seat & 1;
-        int partner_winning = (s->side >> ((s->leader + wpos) & 3) & 1) == mine;
+        int partner_winning = (s->side >> ((s->leader + s->wpos) & 3) & 1) == mine;
         uint16_t later = 0; /* the best key an opponent still to play can reach */
         for (int pos = s->ntrick + 1; pos < 4; pos++) {
             int other = (s->leader + pos) & 3;
@@ -603,13 +606,22 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
     s->gpat[g] = (uint32_t)((pat & ((1ULL << above) - 1)) | ((uint64_t)pat >> (above + 2)) << above);
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
+    int wpos = s->wpos;
+    uint16_t wkey = s->wkey;
+    if (!s->ntrick) {
+        s->wpos = 0;
+        s->wkey = s->winkey[card][card];
+    } else if (s->winkey[s->trick[0]][card] > wkey) {
+        s->wpos = s->ntrick;
+        s->wkey = s->winkey[s->trick[0]][card];
+    }
     s->trick[s->ntrick++] = card;
     int result;
     if (s->ntrick < 4) {
         result = node(s, target, rel);
     } else {
         int leader = s->leader, broken = s->broken;
-        int wpos = winner_of(s, s->trick, 4), w = s->trick[wpos];
+        int wpos = s->wpos, w = s->trick[wpos];
         int winner = (leader + wpos) & 3;
         uint64_t played = 1ULL << s->trick[0] | 1ULL << s->trick[1] | 1ULL << s->trick[2] | bit;
         uint64_t present = s->remaining | played;
@@ -619,8 +631,10 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         s->leader = winner;
         s->broken = broken || (played & s->breaks) != 0;
         s->at_lead = s->remaining;
+        s->left--;
         Rel below;
         result = node(s, target - (s->side >> winner & 1), &below);
+        s->left++;
         s->at_lead = present;
         memcpy(s->trick, saved, sizeof saved);
         s->leader = leader;
@@ -636,11 +650,10 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
             if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
                 rel->k[g]++;
         }
-        int beaten = -1;
-        for (int i = 0; i < 4; i++)
-            if (i != wpos && s->gidx[saved[i]] == s->gidx[w] && saved[i] > beaten) beaten = saved[i];
-        if (beaten >= 0) rel_cover(s, rel, run_end(s, w, present), present);
+        if (played & s->groups[s->gidx[w]] & ~(1ULL << w)) rel_cover(s, rel, run_end(s, w, present), present);
     }
+    s->wpos = wpos;
+    s->wkey = wkey;
     s->ntrick--;
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
@@ -685,7 +698,7 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
             *best = cards[i];
             *rel = r;
             if (s->flags & F_ORD) {
-                int left = popc(s->hands[seat]) + 1;
+                int left = s->left + 1;
                 if ((s->history[seat][cards[i]] += (uint32_t)(left * left)) > 0x7FFFFFFF)
                     memset(s->history, 0, sizeof s->history);
             }
@@ -699,7 +712,7 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
 
 static int boundary(Core *s, int target, Rel *rel) {
     int leader = s->leader;
-    int left = popc(s->hands[leader]);
+    int left = s->left;
     memset(rel, 0, sizeof *rel);
     if (target <= 0 || target > left) {
         s->at_bound++;
@@ -874,6 +887,9 @@ static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, i
     s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
     s->at_lead = s->remaining;
     for (int i = 0; i < n; i++) s->at_lead |= 1ULL << s->trick[i];
+    s->left = popc(s->hands[(s->leader + n) & 3]);
+    s->wpos = n ? winner_of(s, s->trick, (int)n) : 0;
+    s->wkey = n ? s->winkey[s->trick[0]][s->trick[s->wpos]] : 0;
     recount(s);
     return 0;
 }
@@ -987,7 +1003,9 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     memset(s->gcount, 0, sizeof s->gcount);
     memset(s->gpat, 0, sizeof s->gpat);
     recount(s);
-    s->leader = s->ntrick = s->broken = 0;
+    s->leader = s->ntrick = s->broken = s->wpos = 0;
+    s->left = popc(h[0]);
+    s->wkey = 0;
     return 0;
 }
 
