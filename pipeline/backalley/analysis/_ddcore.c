@@ -499,9 +499,15 @@ static inline int card_cost(const Core *s, int c) {
 
 /* The moves worth trying, best guess first (one card per class of equivalent cards). */
 static int order(const Core *s, int seat, uint64_t moves, int *cards) {
+    if (moves && !(moves & (moves - 1))) { /* one legal card: nothing to merge or order */
+        cards[0] = low_bit(moves);
+        return 1;
+    }
     int n = (s->flags & F_EQ) ? classes(s, moves, cards) : high_first(moves, cards);
     if (!(s->flags & F_ORD) || n < 2) return n;
-    int score[16];
+    /* Each move's key: its score, then the cutoffs it caused (`history`: ties go to the moves that cut off most). */
+    const uint32_t *hist = s->history[seat];
+    int64_t key[16];
     if (!s->ntrick) {
         /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then a
          * suit the partner ruffs, then low; a plain suit an opponent ruffs comes after all of those. */
@@ -520,13 +526,13 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
                             they_ruff = 1;
                     }
             if (they_ruff)
-                score[i] = -32 - cost;
+                key[i] = (int64_t)(-32 - cost) * 4294967296LL + hist[c];
             else if (top == seat)
-                score[i] = 128 + (cost & 15);
+                key[i] = (int64_t)(128 + (cost & 15)) * 4294967296LL + hist[c];
             else if ((s->side >> top & 1) == mine)
-                score[i] = 64 - cost;
+                key[i] = (int64_t)(64 - cost) * 4294967296LL + hist[c];
             else
-                score[i] = we_ruff ? 32 - cost : -cost;
+                key[i] = (int64_t)(we_ruff ? 32 - cost : -cost) * 4294967296LL + hist[c];
         }
     } else {
         /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
@@ -561,13 +567,10 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         for (int i = 0; i < n; i++) {
             int c = cards[i], cost = s->cost[c];
             int wins = keys[c] > best && keys[c] > later;
-            score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
+            key[i] = (int64_t)((wins ? (secure ? -64 : 64) : 0) - cost) * 4294967296LL + hist[c];
         }
     }
-    const uint32_t *hist = s->history[seat];
-    int64_t key[16];
-    for (int i = 0; i < n; i++) key[i] = (int64_t)score[i] * 4294967296LL + hist[cards[i]];
-    for (int i = 1; i < n; i++) { /* insertion sort, best first; ties go to the moves that cut off most */
+    for (int i = 1; i < n; i++) { /* insertion sort, best first */
         int c = cards[i], j = i - 1;
         int64_t k = key[i];
         while (j >= 0 && key[j] < k) {
