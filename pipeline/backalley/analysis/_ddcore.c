@@ -330,12 +330,17 @@ static int cashable(const Core *s, int cash, Rel *rel, unsigned *suits) {
     uint64_t hand = s->hands[cash], tm = s->trumps;
     int team = (s->side >> cash & 1) ? s->side : ~s->side & 15;
     uint64_t others = s->remaining & ~hand;
-    int limit = 13;
-    for (int seat = 0; seat < 4; seat++)
-        if (seat != cash && (team >> seat & 1) && (s->hands[seat] & tm)) {
+    int limit = 13, nruff = 0;
+    uint64_t ruff[3]; /* the other side's hands that hold a trump */
+    for (int seat = 0; seat < 4; seat++) {
+        if (!(s->hands[seat] & tm)) continue;
+        if (!(team >> seat & 1)) {
+            ruff[nruff++] = s->hands[seat];
+        } else if (seat != cash) {
             int plain = popc(s->hands[seat] & ~tm);
             if (plain < limit) limit = plain;
         }
+    }
     int total = 0;
     *suits = 0;
     for (int g = 0; g < s->nplain; g++) {
@@ -343,15 +348,13 @@ static int cashable(const Core *s, int cash, Rel *rel, unsigned *suits) {
         if (!held) continue;
         uint64_t rest = others & suit;
         int top = rest ? popc(held >> bitlen(rest)) : popc(held);
-        for (int seat = 0; seat < 4; seat++)
-            if (top && !(team >> seat & 1) && (s->hands[seat] & tm)) {
-                int n = popc(s->hands[seat] & suit);
-                if (n < top) top = n;
-            }
-        if (top && rest) { /* the `top` highest cards of the suit are all `cash`'s */
-            uint64_t m = held;
-            for (int i = 1; i < top; i++) m &= ~(1ULL << top_bit(m));
-            rel_cover(s, rel, top_bit(m), s->remaining);
+        for (int i = 0; i < nruff && top; i++) {
+            int n = popc(ruff[i] & suit);
+            if (n < top) top = n;
+        }
+        if (top && rest) { /* the `top` highest cards of the suit are all `cash`'s: relevant down to them */
+            int gi = s->gidx[top_bit(held)];
+            if (top > rel->k[gi]) rel->k[gi] = (uint8_t)top;
         }
         if (top) *suits |= 1u << g;
         total += top;
