@@ -663,7 +663,8 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
             if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
                 rel->k[g]++;
         }
-        if (played & s->groups[s->gidx[w]] & ~(1ULL << w)) rel_cover(s, rel, run_end(s, w, present), present);
+        int gw = s->gidx[w]; /* every dealt card has a group (suit[c] holds c); -1 would be no rank to beat */
+        if (gw >= 0 && (played & s->groups[gw] & ~(1ULL << w))) rel_cover(s, rel, run_end(s, w, present), present);
     }
     s->wpos = wpos;
     s->wkey = wkey;
@@ -692,7 +693,7 @@ static int last_trick(const Core *s, Rel *rel) {
     }
     int wpos = winner_of(s, trick, 4), w = trick[wpos];
     int won = s->side >> ((s->leader + wpos) & 3) & 1;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4 && s->gidx[w] >= 0; i++)
         if (i != wpos && s->gidx[trick[i]] == s->gidx[w] && (s->side >> ((s->leader + i) & 3) & 1) != won) {
             rel_cover(s, rel, run_end(s, w, s->remaining), s->remaining);
             break;
