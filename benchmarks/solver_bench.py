@@ -19,11 +19,11 @@ a deal, as ``backalley analyze FILE`` does for such a ruleset).  Times
 are wall clock and this process's CPU time (the machine may be shared: the CPU
 time is the one-core figure).  ``--profile`` prints, per hand size, where the
 trick boundaries of the value searches went (settled by the target alone, by the
-transposition table, by either side's quick tricks, or searched lead by lead),
-summed over the deals.  ``--baseline`` runs this same script on another
-build first (``PYTHON``: another install's interpreter; ``DIR``: a folder an
-install put the package in, ``pip install --no-deps --target DIR``, which goes
-on ``PYTHONPATH``) and prints each of its rows beside this build's, with this
+transposition table, by either side's quick tricks, played out as the last
+trick, or searched lead by lead), summed over the deals.  ``--baseline`` runs
+this same script on another build first (``PYTHON``: another install's
+interpreter; ``DIR``: a folder an install put the package in, ``pip install
+--no-deps --target DIR``, which goes on ``PYTHONPATH``) and prints each of its rows beside this build's, with this
 build's CPU time as a fraction of the baseline's: the same deals, since the deals
 come from the seed.  ``--core`` searches with another build of the C search, a
 shared object compiled from a variant of ``_ddcore.c`` (``gcc -O2 -shared -fPIC
@@ -107,6 +107,7 @@ PROFILE_KEYS = (
     "boundaries_by_tt",
     "boundaries_by_quick_tricks_side",
     "boundaries_by_quick_tricks_others",
+    "boundaries_last_trick",
     "boundaries_searched",
 )
 

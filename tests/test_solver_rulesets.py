@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from backalley.analysis.dd import NS, Scope, analyse_files, analyse_record
-from backalley.analysis.solver import NATIVE, DealSolver, SolverRules
+from backalley.analysis.solver import ALL_PRUNING, NATIVE, DealSolver, SolverRules
 from backalley.cards import CARD_NAMES, NO_TRUMP, cards_of
 from backalley.replay import replay
 from backalley.rules import Ruleset, all_rulesets, find_ruleset
 from backalley.simulate import make_record, player_pool
-from tests.helpers import EW, SCALE, minimax
+from tests.helpers import EW, ONE_OFF, SCALE, minimax
 
 RULESETS = all_rulesets()
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "sample" / "rulesets"
@@ -81,6 +81,29 @@ def test_c_values_are_the_python_values_for_every_ruleset(rules: Ruleset) -> Non
         rng.setstate(state)
         c, _ = position(rng, rules, n, native=True)
         assert c.value() == py.value(), (rules.label(), py.hands, py.rules, py.trick)
+
+
+@pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
+@pytest.mark.parametrize("rules", RULESETS, ids=[r.label() for r in RULESETS])
+def test_c_last_tricks_are_minimax_values_for_every_ruleset(rules: Ruleset) -> None:
+    """The C search plays the last trick out at its boundary (``last_trick``: each hand's one card, no node
+    for it) with a relevance of its own, which the transposition table then spreads to the tricks before:
+    over deals of one to four cards a hand, with every pruning and each one off, its values must be minimax's
+    (and the last trick must have been played out that way)."""
+    rng = random.Random(rules.label() + "last")
+    played_out = 0
+    for _ in range(int(40 * SCALE)):
+        n = rng.randint(1, 4)
+        hands = random_hands(rng, rules, n)
+        sr = SolverRules(rng.choice([0, 1, 2, 3, NO_TRUMP]), rng.randrange(16), rules)
+        side = rng.choice([NS, EW, 1 << rng.randrange(4)])
+        leader = rng.randrange(4)
+        expected = minimax(hands, leader, [], False, sr.trump, sr.lead_exempt, side, rules)
+        for pruning in (ALL_PRUNING, *ONE_OFF):
+            c = DealSolver(hands, leader, sr, side, pruning, native=True)
+            assert c.value() == expected, (rules.label(), hands, leader, sr, side, pruning)
+            played_out += c.profile()["boundaries_last_trick"]
+    assert played_out > 0
 
 
 def test_analyze_solves_the_sample_games_of_every_ruleset() -> None:

@@ -23,6 +23,11 @@
  * at trick boundaries keyed by the relative ranks, equivalent cards merged,
  * quick-trick bounds and move ordering, each switchable by a flag bit.  The
  * tests compare it with the Python search and a plain minimax.
+ *
+ * A node (`nodes`, the benchmark's count) is a position the search visits: a
+ * trick boundary, or a card to play within a trick.  The last trick is played
+ * out at its boundary (`last_trick`: each hand holds one card), one node where
+ * the Python search visits five.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -39,9 +44,10 @@
 #define NO_CARD 255
 
 /* Which cards of a position its result depends on: per group, the top `k[g]` remaining cards
- * (their holders); below them only how many cards of the group each hand holds matters. */
+ * (their holders); below them only how many cards of the group each hand holds matters.  Eight bytes,
+ * those past the groups zero, so that a union is one word's work. */
 typedef struct {
-    uint8_t k[MAXG];
+    uint8_t k[8];
 } Rel;
 
 typedef struct {
@@ -94,6 +100,9 @@ typedef struct {
     uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
     int leader, ntrick, broken;
     int trick[4];
+    int left;      /* tricks left, the current one included (the cards of the player to act) */
+    int wpos;      /* the position (0 = leader) of the card winning the trick so far (`child` keeps it) */
+    uint16_t wkey; /* and its key, winkey[trick[0]][trick[wpos]] */
     /* the transposition table: buckets of 4 entries */
     Entry *tt;      /* the entries, `tt_used` of `tt_cap` in use */
     Link *links;    /* each entry's link in its chain */
@@ -102,8 +111,9 @@ typedef struct {
     int32_t tt_used, tt_cap;
     unsigned long long nodes;
     /* Where the trick boundaries went (the benchmark's profile): settled by the target alone, by the
-     * transposition table, by the side's or the other seats' quick tricks, or searched lead by lead. */
-    unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, expanded;
+     * transposition table, by the side's or the other seats' quick tricks, played out as the last trick,
+     * or searched lead by lead. */
+    unsigned long long at_bound, by_tt, by_qt_mine, by_qt_theirs, by_last_trick, expanded;
 } Core;
 
 static inline int popc(uint64_t x) { /* SWAR: no call into libgcc without -mpopcnt */
@@ -187,7 +197,14 @@ static void describe(const Core *s, Key *shape, uint32_t *pat) {
     memcpy(pat, s->gpat, sizeof s->gpat);
 }
 
-static inline uint32_t prefix_mask(int k) { return k >= 16 ? 0xFFFFFFFFu : (1u << (2 * k)) - 1; }
+/* The bits of the top `k` holders in a group's `gpat`, from a table (the shift with its test of 16 cost 7%
+ * of the search's instructions, in the table's tags).  k is at most 16: Core refuses a larger group. */
+static const uint32_t PREFIX[32] = {
+    0x0,        0x3,        0xF,        0x3F,       0xFF,       0x3FF,      0xFFF,      0x3FFF,
+    0xFFFF,     0x3FFFF,    0xFFFFF,    0x3FFFFF,   0xFFFFFF,   0x3FFFFFF,  0xFFFFFFF,  0x3FFFFFFF,
+    0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
+    0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF};
+static inline uint32_t prefix_mask(int k) { return PREFIX[k]; }
 
 /* The chains of a position: `top` 0, entries that may ignore some group's top card, by the shape;
  * `top` 1, entries that read every non-empty group's top card, by the shape and those cards' holders. */
@@ -267,8 +284,14 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
 }
 
 static inline void rel_union(const Core *s, Rel *a, const Rel *b) {
-    for (int g = 0; g < s->ngroups; g++)
-        if (b->k[g] > a->k[g]) a->k[g] = b->k[g];
+    (void)s;
+    uint64_t x, y;
+    memcpy(&x, a->k, sizeof x);
+    memcpy(&y, b->k, sizeof y);
+    uint64_t ge = ((x | 0x8080808080808080ULL) - y) & 0x8080808080808080ULL; /* per byte (all < 128): x >= y */
+    uint64_t keep = (ge >> 7) * 0xFF;
+    x = (x & keep) | (y & ~keep);
+    memcpy(a->k, &x, sizeof x);
 }
 
 /* Relevance so far of the cards from `c` up in its group (`among`: the cards present). */
@@ -314,12 +337,17 @@ static int cashable(const Core *s, int cash, Rel *rel, unsigned *suits) {
     uint64_t hand = s->hands[cash], tm = s->trumps;
     int team = (s->side >> cash & 1) ? s->side : ~s->side & 15;
     uint64_t others = s->remaining & ~hand;
-    int limit = 13;
-    for (int seat = 0; seat < 4; seat++)
-        if (seat != cash && (team >> seat & 1) && (s->hands[seat] & tm)) {
+    int limit = 13, nruff = 0;
+    uint64_t ruff[3]; /* the other side's hands that hold a trump */
+    for (int seat = 0; seat < 4; seat++) {
+        if (!(s->hands[seat] & tm)) continue;
+        if (!(team >> seat & 1)) {
+            ruff[nruff++] = s->hands[seat];
+        } else if (seat != cash) {
             int plain = popc(s->hands[seat] & ~tm);
             if (plain < limit) limit = plain;
         }
+    }
     int total = 0;
     *suits = 0;
     for (int g = 0; g < s->nplain; g++) {
@@ -327,15 +355,13 @@ static int cashable(const Core *s, int cash, Rel *rel, unsigned *suits) {
         if (!held) continue;
         uint64_t rest = others & suit;
         int top = rest ? popc(held >> bitlen(rest)) : popc(held);
-        for (int seat = 0; seat < 4; seat++)
-            if (top && !(team >> seat & 1) && (s->hands[seat] & tm)) {
-                int n = popc(s->hands[seat] & suit);
-                if (n < top) top = n;
-            }
-        if (top && rest) { /* the `top` highest cards of the suit are all `cash`'s */
-            uint64_t m = held;
-            for (int i = 1; i < top; i++) m &= ~(1ULL << top_bit(m));
-            rel_cover(s, rel, top_bit(m), s->remaining);
+        for (int i = 0; i < nruff && top; i++) {
+            int n = popc(ruff[i] & suit);
+            if (n < top) top = n;
+        }
+        if (top && rest) { /* the `top` highest cards of the suit are all `cash`'s: relevant down to them */
+            int gi = s->gidx[top_bit(held)];
+            if (top > rel->k[gi]) rel->k[gi] = (uint8_t)top;
         }
         if (top) *suits |= 1u << g;
         total += top;
@@ -483,9 +509,15 @@ static inline int card_cost(const Core *s, int c) {
 
 /* The moves worth trying, best guess first (one card per class of equivalent cards). */
 static int order(const Core *s, int seat, uint64_t moves, int *cards) {
+    if (moves && !(moves & (moves - 1))) { /* one legal card: nothing to merge or order */
+        cards[0] = low_bit(moves);
+        return 1;
+    }
     int n = (s->flags & F_EQ) ? classes(s, moves, cards) : high_first(moves, cards);
     if (!(s->flags & F_ORD) || n < 2) return n;
-    int score[16];
+    /* Each move's key: its score, then the cutoffs it caused (`history`: ties go to the moves that cut off most). */
+    const uint32_t *hist = s->history[seat];
+    int64_t key[16];
     if (!s->ntrick) {
         /* Leads: cash a suit's top card first, then lead low towards the partner's top card, then a
          * suit the partner ruffs, then low; a plain suit an opponent ruffs comes after all of those. */
@@ -504,22 +536,21 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
                             they_ruff = 1;
                     }
             if (they_ruff)
-                score[i] = -32 - cost;
+                key[i] = (int64_t)(-32 - cost) * 4294967296LL + hist[c];
             else if (top == seat)
-                score[i] = 128 + (cost & 15);
+                key[i] = (int64_t)(128 + (cost & 15)) * 4294967296LL + hist[c];
             else if ((s->side >> top & 1) == mine)
-                score[i] = 64 - cost;
+                key[i] = (int64_t)(64 - cost) * 4294967296LL + hist[c];
             else
-                score[i] = we_ruff ? 32 - cost : -cost;
+                key[i] = (int64_t)(we_ruff ? 32 - cost : -cost) * 4294967296LL + hist[c];
         }
     } else {
         /* A follower: the cheapest card that takes the trick from the other side, else the cheapest
          * card that does not take it from a partner (a plain card before a trump, low before high). */
         const uint16_t *keys = s->winkey[s->trick[0]];
-        int wpos = winner_of(s, s->trick, s->ntrick);
-        uint16_t best = keys[s->trick[wpos]];
+        uint16_t best = s->wkey;
         int mine = s->side >> seat & 1;
-        int partner_winning = (s->side >> ((s->leader + wpos) & 3) & 1) == mine;
+        int partner_winning = (s->side >> ((s->leader + s->wpos) & 3) & 1) == mine;
         uint16_t later = 0; /* the best key an opponent still to play can reach */
         for (int pos = s->ntrick + 1; pos < 4; pos++) {
             int other = (s->leader + pos) & 3;
@@ -546,13 +577,10 @@ static int order(const Core *s, int seat, uint64_t moves, int *cards) {
         for (int i = 0; i < n; i++) {
             int c = cards[i], cost = s->cost[c];
             int wins = keys[c] > best && keys[c] > later;
-            score[i] = (wins ? (secure ? -64 : 64) : 0) - cost;
+            key[i] = (int64_t)((wins ? (secure ? -64 : 64) : 0) - cost) * 4294967296LL + hist[c];
         }
     }
-    const uint32_t *hist = s->history[seat];
-    int64_t key[16];
-    for (int i = 0; i < n; i++) key[i] = (int64_t)score[i] * 4294967296LL + hist[cards[i]];
-    for (int i = 1; i < n; i++) { /* insertion sort, best first; ties go to the moves that cut off most */
+    for (int i = 1; i < n; i++) { /* insertion sort, best first */
         int c = cards[i], j = i - 1;
         int64_t k = key[i];
         while (j >= 0 && key[j] < k) {
@@ -591,13 +619,22 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
     s->gpat[g] = (uint32_t)((pat & ((1ULL << above) - 1)) | ((uint64_t)pat >> (above + 2)) << above);
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
+    int wpos = s->wpos;
+    uint16_t wkey = s->wkey;
+    if (!s->ntrick) {
+        s->wpos = 0;
+        s->wkey = s->winkey[card][card];
+    } else if (s->winkey[s->trick[0]][card] > wkey) {
+        s->wpos = s->ntrick;
+        s->wkey = s->winkey[s->trick[0]][card];
+    }
     s->trick[s->ntrick++] = card;
     int result;
     if (s->ntrick < 4) {
         result = node(s, target, rel);
     } else {
         int leader = s->leader, broken = s->broken;
-        int wpos = winner_of(s, s->trick, 4), w = s->trick[wpos];
+        int wpos = s->wpos, w = s->trick[wpos];
         int winner = (leader + wpos) & 3;
         uint64_t played = 1ULL << s->trick[0] | 1ULL << s->trick[1] | 1ULL << s->trick[2] | bit;
         uint64_t present = s->remaining | played;
@@ -607,8 +644,10 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
         s->leader = winner;
         s->broken = broken || (played & s->breaks) != 0;
         s->at_lead = s->remaining;
+        s->left--;
         Rel below;
         result = node(s, target - (s->side >> winner & 1), &below);
+        s->left++;
         s->at_lead = present;
         memcpy(s->trick, saved, sizeof saved);
         s->leader = leader;
@@ -618,24 +657,48 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
          * the winner beat a card of its group by rank, the winner, the cards above it and the run of its
          * holder's cards just below it (the moves it stood for): whatever the other cards of its group,
          * the same play wins the same trick.  (Down to the card it beat is more than that needs.) */
-        memset(rel, 0, sizeof *rel);
-        for (int g = 0; g < s->ngroups; g++) rel->k[g] = below.k[g];
+        *rel = below;
         for (int i = 0; i < 4; i++) { /* a trick card above a group's lowest relevant card adds one */
             int g = s->gidx[saved[i]];
             if (g >= 0 && below.k[g] && popc(s->remaining & s->groups[g] & ~((2ULL << saved[i]) - 1)) < below.k[g])
                 rel->k[g]++;
         }
-        int beaten = -1;
-        for (int i = 0; i < 4; i++)
-            if (i != wpos && s->gidx[saved[i]] == s->gidx[w] && saved[i] > beaten) beaten = saved[i];
-        if (beaten >= 0) rel_cover(s, rel, run_end(s, w, present), present);
+        int gw = s->gidx[w]; /* every dealt card has a group (suit[c] holds c); -1 would be no rank to beat */
+        if (gw >= 0 && (played & s->groups[gw] & ~(1ULL << w))) rel_cover(s, rel, run_end(s, w, present), present);
     }
+    s->wpos = wpos;
+    s->wkey = wkey;
     s->ntrick--;
     s->hands[seat] ^= bit;
     s->remaining ^= bit;
     s->gcount[g] = count;
     s->gpat[g] = pat;
     return result;
+}
+
+/* The last trick, at its boundary (target 1): each hand holds one card, the only move `leads` and
+ * `follows` leave it, so the trick is played out without its four nodes.  Returns whether the side wins
+ * it, with the relevance of that play: `child`'s (there are no cards after it: when the winner beat a
+ * card of its group by rank, the cards of that group from the winner up), but only when the card it beat
+ * is the other side's, since no trick follows whose lead the winning seat decides; -1 when a hand does
+ * not hold exactly one card (then the search plays the trick). */
+static int last_trick(const Core *s, Rel *rel) {
+    int trick[4];
+    for (int pos = 0; pos < 4; pos++) {
+        int seat = (s->leader + pos) & 3;
+        uint64_t hand = s->hands[seat];
+        if (!hand || (hand & (hand - 1))) return -1;
+        uint64_t move = pos ? follows(s, hand, trick[0], pos) : leads(s, hand, seat);
+        trick[pos] = low_bit(move);
+    }
+    int wpos = winner_of(s, trick, 4), w = trick[wpos];
+    int won = s->side >> ((s->leader + wpos) & 3) & 1;
+    for (int i = 0; i < 4 && s->gidx[w] >= 0; i++)
+        if (i != wpos && s->gidx[trick[i]] == s->gidx[w] && (s->side >> ((s->leader + i) & 3) & 1) != won) {
+            rel_cover(s, rel, run_end(s, w, s->remaining), s->remaining);
+            break;
+        }
+    return won;
 }
 
 /* Try each move; the side wants one success, the others one failure.  *best: the move that decided.
@@ -649,7 +712,7 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
             *best = cards[i];
             *rel = r;
             if (s->flags & F_ORD) {
-                int left = popc(s->hands[seat]) + 1;
+                int left = s->left + 1;
                 if ((s->history[seat][cards[i]] += (uint32_t)(left * left)) > 0x7FFFFFFF)
                     memset(s->history, 0, sizeof s->history);
             }
@@ -663,11 +726,18 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
 
 static int boundary(Core *s, int target, Rel *rel) {
     int leader = s->leader;
-    int left = popc(s->hands[leader]);
+    int left = s->left;
     memset(rel, 0, sizeof *rel);
     if (target <= 0 || target > left) {
         s->at_bound++;
         return target <= 0;
+    }
+    if (left == 1) {
+        int result = last_trick(s, rel);
+        if (result >= 0) {
+            s->by_last_trick++;
+            return result;
+        }
     }
     Key shape;
     uint32_t pat[MAXG];
@@ -855,6 +925,9 @@ static int set_position(Core *s, PyObject *hands, int leader, PyObject *trick, i
     s->remaining = s->hands[0] | s->hands[1] | s->hands[2] | s->hands[3];
     s->at_lead = s->remaining;
     for (int i = 0; i < n; i++) s->at_lead |= 1ULL << s->trick[i];
+    s->left = popc(s->hands[(s->leader + n) & 3]);
+    s->wpos = n ? winner_of(s, s->trick, (int)n) : 0;
+    s->wkey = n ? s->winkey[s->trick[0]][s->trick[s->wpos]] : 0;
     recount(s);
     return 0;
 }
@@ -956,7 +1029,7 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     }
     s->tt_mask = ((uint64_t)1 << tt_bits) - 1;
     tt_clear(s);
-    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->expanded = 0;
+    s->nodes = s->at_bound = s->by_tt = s->by_qt_mine = s->by_qt_theirs = s->by_last_trick = s->expanded = 0;
     memset(s->history, 0, sizeof s->history);
     memcpy(s->hands, h, sizeof s->hands);
     s->remaining = s->at_lead = all;
@@ -968,7 +1041,9 @@ static int Core_init(Core *s, PyObject *args, PyObject *kw) {
     memset(s->gcount, 0, sizeof s->gcount);
     memset(s->gpat, 0, sizeof s->gpat);
     recount(s);
-    s->leader = s->ntrick = s->broken = 0;
+    s->leader = s->ntrick = s->broken = s->wpos = 0;
+    s->left = popc(h[0]);
+    s->wkey = 0;
     return 0;
 }
 
@@ -1035,9 +1110,10 @@ static PyMethodDef Core_methods[] = {
 
 static PyObject *Core_get_profile(Core *s, void *closure) {
     (void)closure;
-    return Py_BuildValue("{sKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
+    return Py_BuildValue("{sKsKsKsKsKsKsK}", "nodes", s->nodes, "boundaries_at_bound", s->at_bound, "boundaries_by_tt",
                          s->by_tt, "boundaries_by_quick_tricks_side", s->by_qt_mine,
-                         "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_searched", s->expanded);
+                         "boundaries_by_quick_tricks_others", s->by_qt_theirs, "boundaries_last_trick",
+                         s->by_last_trick, "boundaries_searched", s->expanded);
 }
 
 static PyGetSetDef Core_getset[] = {
