@@ -812,22 +812,32 @@ static int search(Core *s, int target) {
  * ordering tries, to the end (the position is left as it was). */
 static int playout(Core *s) {
     uint64_t hands[4], remaining = s->remaining, at_lead = s->at_lead;
-    int leader = s->leader, ntrick = s->ntrick, broken = s->broken, trick[4], won = 0;
+    int leader = s->leader, ntrick = s->ntrick, broken = s->broken, left = s->left, wpos = s->wpos, trick[4], won = 0;
+    uint16_t wkey = s->wkey;
     memcpy(hands, s->hands, sizeof hands);
     memcpy(trick, s->trick, sizeof trick);
     for (int seat; s->hands[seat = (s->leader + s->ntrick) & 3];) {
-        int cards[16];
+        int cards[16], c;
         order(s, seat, legal(s), cards);
-        s->hands[seat] ^= 1ULL << cards[0];
-        s->remaining ^= 1ULL << cards[0];
-        s->trick[s->ntrick++] = cards[0];
+        c = cards[0];
+        s->hands[seat] ^= 1ULL << c;
+        s->remaining ^= 1ULL << c;
+        if (!s->ntrick) { /* the trick's winner so far, as `child` keeps it (the ordering reads it) */
+            s->wpos = 0;
+            s->wkey = s->winkey[c][c];
+        } else if (s->winkey[s->trick[0]][c] > s->wkey) {
+            s->wpos = s->ntrick;
+            s->wkey = s->winkey[s->trick[0]][c];
+        }
+        s->trick[s->ntrick++] = c;
         if (s->ntrick == 4) {
             uint64_t played = 0;
             for (int i = 0; i < 4; i++) played |= 1ULL << s->trick[i];
-            s->leader = (s->leader + winner_of(s, s->trick, 4)) & 3;
+            s->leader = (s->leader + s->wpos) & 3;
             won += s->side >> s->leader & 1;
             s->broken = s->broken || (played & s->breaks) != 0;
             s->ntrick = 0;
+            s->left--;
             s->at_lead = s->remaining;
         }
     }
@@ -838,6 +848,9 @@ static int playout(Core *s) {
     s->leader = leader;
     s->ntrick = ntrick;
     s->broken = broken;
+    s->left = left;
+    s->wpos = wpos;
+    s->wkey = wkey;
     return won;
 }
 
