@@ -222,3 +222,32 @@ def test_c_value_without_a_guess_steps_from_a_playout() -> None:
             assert guessed.value(guess=guessed.won + rest) == py.value()
             stepped.add(guessed.nodes)
         assert unguessed.nodes in stepped
+
+
+@pytest.mark.parametrize("nsuits", range(1, 5))
+def test_c_values_of_deals_of_one_to_four_suits_are_the_python_values(nsuits: int) -> None:
+    """The table's walk is compiled once for each count of groups (ranked sets of cards) in the deal:
+    deals of cards from 1, 2, 3 or 4 suits, with a table that fills (entries of many shapes in each chain)
+    and with the usual one, search as the Python search does; and the usual one settles the deal's
+    value again at its first trick boundary, one node (a walk that missed its entries would search)."""
+    rng = random.Random(40 + nsuits)
+    for _ in range(int(30 * SCALE)):
+        suits = rng.sample("SHDC", nsuits)
+        deck = [parse_card(rank + suit) for suit in suits for rank in "23456789TJQKA"]
+        rng.shuffle(deck)
+        n = rng.randint(2, min(7, len(deck) // 4))
+        hands = [sum(1 << c for c in deck[i * n : (i + 1) * n]) for i in range(4)]
+        solver_rules = SolverRules(rng.randrange(4), rng.randrange(16))
+        leader, side = rng.randrange(4), rng.choice([NS, EW, 1 << rng.randrange(4)])
+        py = DealSolver(hands, leader, solver_rules, side, native=False)
+        c = DealSolver(hands, leader, solver_rules, side, native=True)
+        small = _DDCORE.Core(hands=list(hands), side=side, flags=15, tt_bits=4, **solver_rules.tables())
+        assert c.value() == small.value(list(hands), leader, [], False) == py.value(), (hands, leader, side)
+        for target in range(n + 1):
+            assert c.at_least(target) == small.at_least(list(hands), leader, [], False, target) == py.at_least(target)
+        core = _DDCORE.Core(hands=list(hands), side=side, flags=15, **solver_rules.tables())
+        value = core.value(list(hands), leader, [], False)
+        for target in (value, value + 1):
+            before = core.nodes
+            assert core.at_least(list(hands), leader, [], False, target) == (target == value)
+            assert core.nodes == before + 1

@@ -98,6 +98,7 @@ typedef struct {
     uint64_t at_lead; /* the cards remaining when the current trick was led: `remaining` and the trick's */
     uint64_t gcount[MAXG]; /* per group, each seat's count of its cards (4 bits a seat) */
     uint32_t gpat[MAXG];   /* per group, the holders of its remaining cards (2 bits each, highest first) */
+    uint64_t spec_bits[NC]; /* a special card's field in the shape while it remains (its holder + 1), else 0 */
     int leader, ntrick, broken;
     int trick[4];
     int left;      /* tricks left, the current one included (the cards of the player to act) */
@@ -176,25 +177,21 @@ static void recount(Core *s) {
         }
         s->gpat[g] = p;
     }
+    memset(s->spec_bits, 0, sizeof s->spec_bits);
+    int off = 3;
+    for (uint64_t sp = s->special; sp; sp &= sp - 1, off += 3) /* at most 9 of them */
+        s->spec_bits[low_bit(sp)] = ((uint64_t)s->owner[low_bit(sp)] + 1) << off;
 }
 
 /* The position's shape (the cards each hand holds per group, the leader, whether trump is broken,
- * the holders of the special cards), and per group the holders of its remaining cards from the
- * highest down. */
-static void describe(const Core *s, Key *shape, uint32_t *pat) {
+ * the holders of the special cards still out: they keep their identity); per group the holders of its
+ * remaining cards from the highest down are `gpat`. */
+static inline void describe(const Core *s, Key *shape) {
     const uint64_t *gc = s->gcount;
     uint64_t head = (uint64_t)s->leader << 1 | (uint64_t)s->broken;
-    int off = 3;
-    uint64_t sp = s->special;
-    while (sp) { /* special cards keep their identity and their holder (at most 9 of them) */
-        int c = low_bit(sp);
-        sp &= sp - 1;
-        head |= ((s->remaining >> c & 1) ? (uint64_t)s->owner[c] + 1 : 0) << off;
-        off += 3;
-    }
+    for (uint64_t sp = s->special & s->remaining; sp; sp &= sp - 1) head |= s->spec_bits[low_bit(sp)];
     shape->k[0] = gc[0] | gc[1] << 16 | gc[2] << 32 | gc[3] << 48;
     shape->k[1] = gc[4] | gc[5] << 16 | head << 32;
-    memcpy(pat, s->gpat, sizeof s->gpat);
 }
 
 /* The bits of the top `k` holders in a group's `gpat`, from a table (the shift with its test of 16 cost 7%
@@ -210,8 +207,14 @@ static inline uint32_t prefix_mask(int k) { return PREFIX[k]; }
  * `top` 1, entries that read every non-empty group's top card, by the shape and those cards' holders. */
 static inline int32_t *chain(const Core *s, const Key *shape, const uint32_t *pat, int top) {
     uint64_t tops = 0;
-    if (top)
-        for (int g = 0; g < s->ngroups; g++) tops = tops << 2 | (pat[g] & 3);
+    if (top) switch (s->ngroups) { /* the loop unrolled (a group past `ngroups` adds 0: its pat is 0) */
+        case 6: tops |= (uint64_t)(pat[5] & 3) << 10; /* fall through */
+        case 5: tops |= (uint64_t)(pat[4] & 3) << 8;  /* fall through */
+        case 4: tops |= (uint64_t)(pat[3] & 3) << 6;  /* fall through */
+        case 3: tops |= (uint64_t)(pat[2] & 3) << 4;  /* fall through */
+        case 2: tops |= (uint64_t)(pat[1] & 3) << 2;  /* fall through */
+        default: tops |= (uint64_t)(pat[0] & 3);
+        }
     uint64_t h = shape->k[0] * 0x9E3779B97F4A7C15ULL ^ shape->k[1] * 0xC2B2AE3D27D4EB4FULL ^
                  (tops + (uint64_t)top) * 0xD6E8FEB86659FD93ULL;
     h ^= h >> 29;
@@ -224,11 +227,19 @@ static inline uint64_t shape_hash(const Key *shape) {
 }
 
 /* The tag of an entry with relevance `rel` that a position of shape hash `base` and holders `pat` matches. */
-static inline uint32_t tag_of(const Core *s, uint64_t base, const uint32_t *pat, const Rel *rel) {
+static inline uint32_t tag_of(int ngroups, uint64_t base, const uint32_t *pat, const Rel *rel) {
     static const uint64_t mul[MAXG] = {0xD6E8FEB86659FD93ULL, 0xBF58476D1CE4E5B9ULL, 0xA0761D6478BD642FULL,
                                        0xE7037ED1A0B428DBULL, 0x8EBC6AF09C88C6E3ULL, 0x589965CC75374CC3ULL};
     uint64_t h = base;
-    for (int g = 0; g < s->ngroups; g++) h += (uint64_t)((pat[g] & prefix_mask(rel->k[g])) ^ 0x5bd1e995u) * mul[g];
+    const uint8_t *k = rel->k;
+    switch (ngroups) { /* the loop unrolled (a group past `ngroups` would add 0: its pat and k are 0) */
+    case 6: h += (uint64_t)(pat[5] & prefix_mask(k[5])) * mul[5]; /* fall through */
+    case 5: h += (uint64_t)(pat[4] & prefix_mask(k[4])) * mul[4]; /* fall through */
+    case 4: h += (uint64_t)(pat[3] & prefix_mask(k[3])) * mul[3]; /* fall through */
+    case 3: h += (uint64_t)(pat[2] & prefix_mask(k[2])) * mul[2]; /* fall through */
+    case 2: h += (uint64_t)(pat[1] & prefix_mask(k[1])) * mul[1]; /* fall through */
+    default: h += (uint64_t)(pat[0] & prefix_mask(k[0])) * mul[0];
+    }
     return (uint32_t)(h >> 32);
 }
 
@@ -236,8 +247,8 @@ static inline int same_shape(const Entry *e, const Key *shape) {
     return e->shape[0] == shape->k[0] && e->shape[1] == shape->k[1];
 }
 
-static int matches(const Core *s, const Entry *e, const uint32_t *pat, const Rel *rel) {
-    for (int g = 0; g < s->ngroups; g++)
+static inline int matches(int ngroups, const Entry *e, const uint32_t *pat, const Rel *rel) {
+    for (int g = 0; g < ngroups; g++)
         if ((pat[g] ^ e->pat[g]) & prefix_mask(rel->k[g])) return 0;
     return 1;
 }
@@ -254,11 +265,11 @@ static void tt_store(Core *s, const Key *shape, const uint32_t *pat, const Rel *
     for (int g = 0; g < s->ngroups; g++)
         if (!rel->k[g] && (s->remaining & s->groups[g])) top = 0;
     int32_t *head = chain(s, shape, pat, top);
-    uint32_t tag = tag_of(s, shape_hash(shape), pat, rel);
+    uint32_t tag = tag_of(s->ngroups, shape_hash(shape), pat, rel);
     Entry *e = NULL;
     for (int32_t i = *head; i >= 0 && !e; i = s->links[i].next)
         if (s->links[i].tag == tag && !memcmp(&s->links[i].rel, rel, sizeof *rel) && same_shape(&s->tt[i], shape) &&
-            matches(s, &s->tt[i], pat, rel))
+            matches(s->ngroups, &s->tt[i], pat, rel))
             e = &s->tt[i];
     if (!e) {
         if (s->tt_used == s->tt_cap) { /* full: start again (values stay exact, only work is lost) */
@@ -724,6 +735,27 @@ static int try_moves(Core *s, int seat, const int *cards, int n, int target, int
     return !mine;
 }
 
+/* The table's walk at a trick boundary (`pat`: gpat) for `target`: 1 or 0 when an entry settles it (with
+ * its relevance in *rel), else -1, *hint the move of the last entry that matched, if it holds one.
+ * `ngroups` is s->ngroups, a constant in each of `boundary`'s calls. */
+static inline __attribute__((always_inline)) int probe(Core *s, const Key *shape, const uint32_t *pat, int ngroups,
+                                                       int target, Rel *rel, int *hint) {
+    uint64_t base = shape_hash(shape);
+    for (int k = 0; k < 2; k++)
+        for (int32_t i = *chain(s, shape, pat, k); i >= 0; i = s->links[i].next) {
+            const Entry *e = &s->tt[i];
+            if (s->links[i].tag != tag_of(ngroups, base, pat, &s->links[i].rel) || !same_shape(e, shape) ||
+                !matches(ngroups, e, pat, &s->links[i].rel))
+                continue;
+            if (e->lo >= target || e->hi < target) {
+                *rel = s->links[i].rel;
+                return e->lo >= target;
+            }
+            if (e->best != NO_CARD) *hint = e->best;
+        }
+    return -1;
+}
+
 static int boundary(Core *s, int target, Rel *rel) {
     int leader = s->leader;
     int left = s->left;
@@ -740,23 +772,22 @@ static int boundary(Core *s, int target, Rel *rel) {
         }
     }
     Key shape;
-    uint32_t pat[MAXG];
+    const uint32_t *pat = s->gpat; /* as it is again when the moves are tried (`child` restores it) */
     int hint = NO_CARD;
     if (s->flags & F_TT) {
-        describe(s, &shape, pat);
-        uint64_t base = shape_hash(&shape);
-        for (int k = 0; k < 2; k++)
-        for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
-            Entry *e = &s->tt[i];
-            if (s->links[i].tag != tag_of(s, base, pat, &s->links[i].rel) || !same_shape(e, &shape) ||
-                !matches(s, e, pat, &s->links[i].rel))
-                continue;
-            if (e->lo >= target || e->hi < target) {
-                *rel = s->links[i].rel;
-                s->by_tt++;
-                return e->lo >= target;
-            }
-            if (e->best != NO_CARD) hint = e->best;
+        describe(s, &shape);
+        int found;
+        switch (s->ngroups) { /* a walk for each count of groups, its tags' switch folded away */
+        case 1: found = probe(s, &shape, pat, 1, target, rel, &hint); break;
+        case 2: found = probe(s, &shape, pat, 2, target, rel, &hint); break;
+        case 3: found = probe(s, &shape, pat, 3, target, rel, &hint); break;
+        case 4: found = probe(s, &shape, pat, 4, target, rel, &hint); break;
+        case 5: found = probe(s, &shape, pat, 5, target, rel, &hint); break;
+        default: found = probe(s, &shape, pat, MAXG, target, rel, &hint);
+        }
+        if (found >= 0) {
+            s->by_tt++;
+            return found;
         }
     }
     if (s->flags & F_QT) {
@@ -862,14 +893,14 @@ static int value(Core *s, int guess) {
     int lo = 0, hi = popc(s->hands[seat]);
     if (!s->ntrick && (s->flags & F_TT)) {
         Key shape;
-        uint32_t pat[MAXG];
-        describe(s, &shape, pat);
+        const uint32_t *pat = s->gpat;
+        describe(s, &shape);
         uint64_t base = shape_hash(&shape);
         for (int k = 0; k < 2; k++)
         for (int32_t i = *chain(s, &shape, pat, k); i >= 0; i = s->links[i].next) {
             const Entry *e = &s->tt[i];
-            if (s->links[i].tag == tag_of(s, base, pat, &s->links[i].rel) && same_shape(e, &shape) &&
-                matches(s, e, pat, &s->links[i].rel)) {
+            if (s->links[i].tag == tag_of(s->ngroups, base, pat, &s->links[i].rel) && same_shape(e, &shape) &&
+                matches(s->ngroups, e, pat, &s->links[i].rel)) {
                 if (e->lo > lo) lo = e->lo;
                 if (e->hi < hi) hi = e->hi;
             }
