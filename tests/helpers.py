@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from backalley.analysis.solver import ALL_PRUNING, Pruning
+from backalley.analysis.solver import ALL_PRUNING, Pruning, SolverRules
 from backalley.cards import NUM_CARDS, cards_of
 from backalley.cli.app import app
 from backalley.engine import DealState
@@ -242,6 +242,7 @@ def contracts_and_costs(
     return sides, kinds, con.execute("SELECT game_id, deal, seat, cost FROM dd_plays").fetchall()
 
 
+NS = 0b0101
 EW = 0b1010
 #: Multiplies every test's deal count (``BACKALLEY_SOLVER_SCALE=10`` for a long run).
 SCALE = float(os.environ.get("BACKALLEY_SOLVER_SCALE", "1"))
@@ -301,6 +302,15 @@ def random_deal(rng: random.Random, n: int) -> DealState:
     deck = list(range(NUM_CARDS))
     rng.shuffle(deck)
     return DealState.from_deck(14 - n, rng.randrange(4), deck)
+
+
+def random_search(rng: random.Random, n: int, *, seats: bool = True) -> tuple[DealState, int, SolverRules, int]:
+    """A random deal of hand size ``n`` to search: the deal, a random leader, solver rules with random board
+    claimers, and a random side (a partnership, or with ``seats`` also a single seat)."""
+    st = random_deal(rng, n)
+    leader, claimers = rng.randrange(4), rng.randrange(16)
+    side = rng.choice([NS, EW, 1 << rng.randrange(4)] if seats else [NS, EW])
+    return st, leader, SolverRules(st.trump, claimers), side
 
 
 def simulated_deal(rng: random.Random, n: int) -> DealState:

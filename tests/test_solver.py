@@ -14,7 +14,7 @@ from backalley.cards import JOKERS, NUM_CARDS, cards_of
 from backalley.engine import DealState
 from backalley.rules import BOARD, PASS, find_ruleset
 from backalley.simulate import simulate_games
-from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
+from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, random_search, simulated_deal
 
 
 def played_hands(st: DealState) -> tuple[list[int], list[int]]:
@@ -65,11 +65,10 @@ def test_each_pruning_changes_nothing_up_to_seven_cards(pruning: Pruning) -> Non
     rng = random.Random(7)
     for _ in range(int((10 if pruning == NO_PRUNING else 16) * SCALE)):
         n = rng.randint(5, 6 if pruning == NO_PRUNING else 7)
-        st = random_deal(rng, n)
-        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW])
-        full = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
-        reduced = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side, pruning)
-        assert full.value() == reduced.value(), (st.hands, st.trump, leader, claimers, side)
+        st, leader, solver_rules, side = random_search(rng, n, seats=False)
+        full = DealSolver(st.hands, leader, solver_rules, side)
+        reduced = DealSolver(st.hands, leader, solver_rules, side, pruning)
+        assert full.value() == reduced.value(), (st.hands, st.trump, leader, solver_rules, side)
 
 
 def test_legal_moves_and_winners_are_the_engines() -> None:
@@ -188,14 +187,13 @@ def test_value_from_a_known_bound_is_the_value() -> None:
     rng = random.Random(21)
     for _ in range(int(60 * SCALE)):
         n = rng.randint(1, 6)
-        st = random_deal(rng, n)
-        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW])
-        solver = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
+        st, leader, solver_rules, side = random_search(rng, n, seats=False)
+        solver = DealSolver(st.hands, leader, solver_rules, side)
         before = solver.value()
         while solver.tricks_left():
             seat = solver.to_play()
             solver.play(rng.choice(list(cards_of(solver.legal()))))
-            fresh = DealSolver(st.hands, leader, SolverRules(st.trump, claimers), side)
+            fresh = DealSolver(st.hands, leader, solver_rules, side)
             fresh.hands, fresh.remaining, fresh.leader = list(solver.hands), solver.remaining, solver.leader
             fresh.trick, fresh.broken, fresh.won = list(solver.trick), solver.broken, solver.won
             after = solver.value_from(before, rising=not side >> seat & 1)
@@ -208,9 +206,7 @@ def test_a_guess_changes_the_search_not_the_value() -> None:
     rng = random.Random(23)
     for _ in range(int(80 * SCALE)):
         n = rng.randint(1, 6)
-        st = random_deal(rng, n)
-        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
-        solver_rules = SolverRules(st.trump, claimers)
+        st, leader, solver_rules, side = random_search(rng, n)
         expected = DealSolver(st.hands, leader, solver_rules, side).value()
         guess = rng.choice([expected, expected + 1, expected - 1, 0, n, n + 3])
         assert DealSolver(st.hands, leader, solver_rules, side).value(guess=guess) == expected

@@ -18,17 +18,14 @@ from backalley import rules
 from backalley.analysis.dd import NS, PlayedDeal, solve_deal
 from backalley.analysis.solver import _DDCORE, ALL_PRUNING, NATIVE, DealSolver, Pruning, SolverRules
 from backalley.cards import cards_of, parse_card
-from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, simulated_deal
+from tests.helpers import EW, NO_PRUNING, ONE_OFF, SCALE, minimax, random_deal, random_search, simulated_deal
 
 pytestmark = pytest.mark.skipif(not NATIVE, reason="the C search is not built (pure-Python install)")
 
 
 def paired_position(rng: random.Random, n: int) -> tuple[DealSolver, DealSolver, list[int], int]:
     """The same random position (random leader, board claimers, side, cards played) in Python and in C."""
-    st = random_deal(rng, n)
-    leader, claimers = rng.randrange(4), rng.randrange(16)
-    side = rng.choice([NS, EW, 1 << rng.randrange(4)])
-    solver_rules = SolverRules(st.trump, claimers)
+    st, leader, solver_rules, side = random_search(rng, n)
     py = DealSolver(st.hands, leader, solver_rules, side, native=False)
     c = DealSolver(st.hands, leader, solver_rules, side, native=True)
     for _ in range(rng.randrange(4 * n)):
@@ -66,9 +63,7 @@ def test_c_with_each_pruning_off_up_to_seven_cards(pruning: object) -> None:
     rng = random.Random(77)
     for _ in range(int((40 if pruning == NO_PRUNING else 100) * SCALE)):
         n = rng.randint(4, 5 if pruning == NO_PRUNING else 7)
-        st = random_deal(rng, n)
-        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
-        solver_rules = SolverRules(st.trump, claimers)
+        st, leader, solver_rules, side = random_search(rng, n)
         full = DealSolver(st.hands, leader, solver_rules, side, native=False)
         reduced = DealSolver(st.hands, leader, solver_rules, side, pruning, native=True)  # type: ignore[arg-type]
         assert reduced.value() == full.value()
@@ -205,9 +200,7 @@ def test_c_value_without_a_guess_steps_from_a_playout() -> None:
     rng = random.Random(64)
     for _ in range(int(40 * SCALE)):
         n = rng.randint(5, 8)
-        st = random_deal(rng, n)
-        leader, claimers, side = rng.randrange(4), rng.randrange(16), rng.choice([NS, EW, 1 << rng.randrange(4)])
-        solver_rules = SolverRules(st.trump, claimers)
+        st, leader, solver_rules, side = random_search(rng, n)
         cards: list[int] = []
         py = DealSolver(st.hands, leader, solver_rules, side, native=False)
         for _ in range(rng.randrange(2 * n)):
