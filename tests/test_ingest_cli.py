@@ -287,3 +287,25 @@ def test_memory_limit_is_duckdbs_cap_while_ingesting(tmp_path: Path) -> None:
 
     with Store.open_readonly(path) as s:
         assert s.count("games") == 300
+
+
+def test_long_records_go_in_under_a_small_cap_however_many(tmp_path: Path) -> None:
+    """DuckDB keeps the rows appended since the last checkpoint in memory: the writer checkpoints
+    when they pass a share of the cap, so 1,500 games with a 15 kB event (23 MB of events, more
+    than the 16MB cap) go in, each transaction whole, and a second run finds them all stored."""
+    lines = [json.dumps(dict(json.loads(line), event="E" * 15_000)) for line in game_lines(1500, seed=7, deals=2)]
+    f = tmp_path / "long.jsonl"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path = tmp_path / "s.duckdb"
+    args = ["ingest", str(f), "--db", str(path), "--workers", "1", "--no-ratings", "--memory-limit", "16MB"]
+    first = runner.invoke(app, args)
+    assert first.exit_code in (0, 1), first.output  # the long event makes the records invalid: still stored
+    again = runner.invoke(app, [*args, "--json"])
+    assert again.exit_code in (0, 1), again.output
+    from backalley.store.database import Store
+
+    with Store.open_readonly(path) as s:
+        assert s.count("games") == 1500
+        assert s.con.execute("SELECT count(DISTINCT event) FROM games").fetchall() == [(1,)]
+        runs = s.con.execute("SELECT status, inserted, duplicates FROM ingest_runs ORDER BY run_id").fetchall()
+        assert runs == [("finished", 1500, 0), ("finished", 0, 1500)]

@@ -68,9 +68,10 @@ CHUNK = 256
 #: ran out of the 96 MB cap (the raw texts alone are about 47 MB).
 TRANSACTION = 512
 #: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top), by
-#: default.  Enough for games of the simulated size (about 23 kB a line); DuckDB keeps long
-#: strings in memory until a checkpoint, so much larger records need more
-#: (``backalley ingest --memory-limit``; see "Known limit" in docs/database.md).
+#: default.  DuckDB keeps the rows appended since the last checkpoint in memory; the writer
+#: checkpoints when they pass :data:`CHECKPOINT_SHARE` of the cap, so the input's length does
+#: not matter, but one transaction's records must fit: records far larger than a game (about
+#: 23 kB a line) need more (``backalley ingest --memory-limit``; see docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
 #: The smallest ``--memory-limit`` taken: below it DuckDB cannot even hold its own working set.
 MIN_MEMORY_LIMIT = "16MB"
@@ -83,6 +84,14 @@ ALLOCATOR_FLUSH = "16MB"
 #: recompressing raw texts already stored.  The log may now reach this size on disk
 #: before it is folded into the file (a killed run replays it on the next open).
 INGEST_CHECKPOINT = "128MB"
+#: Share of the memory cap that DuckDB's memory may reach after a commit before the
+#: writer checkpoints.  DuckDB keeps the rows appended since the last checkpoint in
+#: memory (11 MB after 512 simulated games, 88 MB after 5,000 at the 96 MB cap), so
+#: with long records the cap ran out before the log reached :data:`INGEST_CHECKPOINT`
+#: (3,000 games with a 40 kB ``event``: Out of Memory).  A checkpoint writes them to the
+#: file and frees their memory; the other half of the cap is left for the next
+#: transaction (512 of those games hold about 30 MB) and for the checkpoint's own work.
+CHECKPOINT_SHARE = 0.5
 #: Records per task sent to a worker.
 TASK = 32
 
@@ -288,7 +297,7 @@ def _ingest(
     # so that a setting DuckDB refuses leaves no run behind.
     settings = _Settings.for_ingest(store, memory_limit)
     try:
-        writer = _Writer(store, run, replace, fate)
+        writer = _Writer(store, run, replace, fate, memory_limit)
         writer.begin(paths, workers)
     except BaseException:
         settings.restore()
@@ -681,8 +690,19 @@ class _Writer:
     that reads the database through the writing connection waits for it first.
     """
 
-    def __init__(self, store: Store, run: RunSummary, replace: bool, fate: Fate | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run: RunSummary,
+        replace: bool,
+        fate: Fate | None = None,
+        memory_limit: str = INGEST_MEMORY_LIMIT,
+    ) -> None:
         self.store = store
+        #: DuckDB's memory (bytes) above which a commit is followed by a checkpoint.
+        self.checkpoint_above = int(parse_size(memory_limit) * CHECKPOINT_SHARE)
+        #: Checkpoints run because DuckDB's memory passed :attr:`checkpoint_above`.
+        self.checkpoints = 0
         self.run = run
         self.replace = replace
         self.fate = fate
@@ -731,8 +751,22 @@ class _Writer:
             self.open = False
             self.committed = counters
             pa.default_memory_pool().release_unused()  # hand the Arrow buffers back to the system
+            self._free_appended()
 
         self.background.submit(job)
+
+    def _free_appended(self) -> None:
+        """Checkpoint when DuckDB's memory passed :data:`CHECKPOINT_SHARE` of the cap (between transactions).
+
+        The rows appended since the last checkpoint stay in DuckDB's memory until one; the
+        checkpoint writes them to the file (atomically: a killed run keeps the last
+        checkpoint and replays the log) and frees them, so the memory stays under the cap
+        however long the records are.
+        """
+        used = self.store.con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchall()
+        if int(used[0][0]) > self.checkpoint_above:
+            self.store.con.execute("CHECKPOINT")
+            self.checkpoints += 1
 
     def finish(self) -> None:
         """Wait for every write; raises the first one's error."""
@@ -996,7 +1030,7 @@ class Session:
         self.failed = False
         self._settings = _Settings.for_ingest(store, memory_limit)
         try:
-            self._writer = _Writer(store, self.run, replace=False)
+            self._writer = _Writer(store, self.run, replace=False, memory_limit=memory_limit)
             self._writer.begin(paths, 1)
         except BaseException:
             self._settings.restore()
@@ -1056,6 +1090,7 @@ class Session:
 
 
 __all__ = [
+    "CHECKPOINT_SHARE",
     "CHUNK",
     "TRANSACTION",
     "Chunk",
