@@ -309,3 +309,26 @@ def test_long_records_go_in_under_a_small_cap_however_many(tmp_path: Path) -> No
         assert s.con.execute("SELECT count(DISTINCT event) FROM games").fetchall() == [(1,)]
         runs = s.con.execute("SELECT status, inserted, duplicates FROM ingest_runs ORDER BY run_id").fetchall()
         assert runs == [("finished", 1500, 0), ("finished", 0, 1500)]
+
+
+def test_plain_games_take_no_checkpoint_for_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only DuckDB's long strings count towards the checkpoint at half the cap: the other rows a
+    transaction appends can be evicted, and a checkpoint rewrites the tables' part-filled last row
+    groups (a larger file), so 1,100 plain games at a 16MB cap (all of DuckDB's memory passes 8 MB
+    after the first 512) take none before the last."""
+    from backalley.store import ingest as ingest_module
+
+    writers: list[ingest_module._Writer] = []
+    init = ingest_module._Writer.__init__
+
+    def spy(self: ingest_module._Writer, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        writers.append(self)
+
+    monkeypatch.setattr(ingest_module._Writer, "__init__", spy)
+    f = tmp_path / "plain.jsonl"
+    f.write_text("\n".join(game_lines(1100, seed=11)) + "\n", encoding="utf-8")
+    args = ["ingest", str(f), "--db", str(tmp_path / "s.duckdb"), "--workers", "1", "--no-ratings"]
+    result = runner.invoke(app, [*args, "--memory-limit", "16MB"])
+    assert result.exit_code in (0, 1), result.output
+    assert [w.checkpoints for w in writers] == [0]
