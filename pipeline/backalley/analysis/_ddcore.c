@@ -620,6 +620,18 @@ static int run_end(const Core *s, int c, uint64_t present) {
     }
 }
 
+/* `card` joins the current trick, and the trick's winner so far (`wpos`, `wkey`) follows it. */
+static inline void add_to_trick(Core *s, int card) {
+    if (!s->ntrick) {
+        s->wpos = 0;
+        s->wkey = s->winkey[card][card];
+    } else if (s->winkey[s->trick[0]][card] > s->wkey) {
+        s->wpos = s->ntrick;
+        s->wkey = s->winkey[s->trick[0]][card];
+    }
+    s->trick[s->ntrick++] = card;
+}
+
 static int child(Core *s, int seat, int card, int target, Rel *rel) {
     uint64_t bit = 1ULL << card;
     int g = s->gidx[card];
@@ -632,14 +644,7 @@ static int child(Core *s, int seat, int card, int target, Rel *rel) {
     s->remaining ^= bit;
     int wpos = s->wpos;
     uint16_t wkey = s->wkey;
-    if (!s->ntrick) {
-        s->wpos = 0;
-        s->wkey = s->winkey[card][card];
-    } else if (s->winkey[s->trick[0]][card] > wkey) {
-        s->wpos = s->ntrick;
-        s->wkey = s->winkey[s->trick[0]][card];
-    }
-    s->trick[s->ntrick++] = card;
+    add_to_trick(s, card);
     int result;
     if (s->ntrick < 4) {
         result = node(s, target, rel);
@@ -853,14 +858,7 @@ static int playout(Core *s) {
         c = cards[0];
         s->hands[seat] ^= 1ULL << c;
         s->remaining ^= 1ULL << c;
-        if (!s->ntrick) { /* the trick's winner so far, as `child` keeps it (the ordering reads it) */
-            s->wpos = 0;
-            s->wkey = s->winkey[c][c];
-        } else if (s->winkey[s->trick[0]][c] > s->wkey) {
-            s->wpos = s->ntrick;
-            s->wkey = s->winkey[s->trick[0]][c];
-        }
-        s->trick[s->ntrick++] = c;
+        add_to_trick(s, c); /* the ordering reads the trick's winner so far */
         if (s->ntrick == 4) {
             uint64_t played = 0;
             for (int i = 0; i < 4; i++) played |= 1ULL << s->trick[i];

@@ -69,8 +69,8 @@ CHUNK = 256
 TRANSACTION = 512
 #: DuckDB's buffer memory cap while ingesting (the writer's own batches come on top), by
 #: default.  DuckDB keeps the rows appended since the last checkpoint in memory; the writer
-#: checkpoints when they pass :data:`CHECKPOINT_SHARE` of the cap, so the input's length does
-#: not matter, but one transaction's records must fit: records far larger than a game (about
+#: checkpoints when their long strings pass :data:`CHECKPOINT_SHARE` of the cap, so the input's
+#: length does not matter, but one transaction's records must fit: records far larger than a game (about
 #: 23 kB a line) need more (``backalley ingest --memory-limit``; see docs/database.md).
 INGEST_MEMORY_LIMIT = "96MB"
 #: The smallest ``--memory-limit`` taken: below it DuckDB cannot even hold its own working set.
@@ -706,7 +706,7 @@ class _Writer:
         self.store = store
         #: DuckDB's long strings' memory (bytes) above which a commit is followed by a checkpoint.
         self.checkpoint_above = int(parse_size(memory_limit) * CHECKPOINT_SHARE)
-        #: Checkpoints run because DuckDB's memory passed :attr:`checkpoint_above`.
+        #: Checkpoints run because DuckDB's long strings passed :attr:`checkpoint_above`.
         self.checkpoints = 0
         self.run = run
         self.replace = replace

@@ -656,20 +656,22 @@ def _python_rows(rules: Ruleset, deals: list[BidDeal], outcomes: list[DealOutcom
     deal_vals: list[int | None] = []
     side_vals: list[int | None] = []
     bid_parts: list[tuple[bytes, bytes]] = []
-    bonus = rules.has_bonus
     for d, o in zip(deals, outcomes, strict=True):
         _add_sides(side_vals, rules, o)
         deal_vals += _deal_ints(d, o)
-        seats, values = o.bid_seats, o.bid_values
-        bid_parts.append(
-            _part(list(_rainbows(rules, d, o, _bid_ints(rules, seats, values))))
-            if bonus
-            else _packed_bids(rules, seats, values)
-        )
+        bid_parts.append(_bid_part(rules, d, o))
     deal_data, deal_nulls = _pack(deal_vals)
     side_data, side_nulls = _pack(side_vals)
     bid_data, bid_nulls = _joined(bid_parts)
     return deal_data, deal_nulls, side_data, side_nulls, bid_data, bid_nulls
+
+
+def _bid_part(rules: Ruleset, d: BidDeal, o: DealOutcome) -> tuple[bytes, bytes]:
+    """A dealing's packed bid rows (with each bid's rainbow where the ruleset has the bonus)."""
+    seats, values = o.bid_seats, o.bid_values
+    if rules.has_bonus:
+        return _part(list(_rainbows(rules, d, o, _bid_ints(rules, seats, values))))
+    return _packed_bids(rules, seats, values)
 
 
 def _fast_rows(rules: Ruleset, deals: list[BidDeal], outcomes: list[DealOutcome]) -> _Rows | None:
@@ -678,28 +680,22 @@ def _fast_rows(rules: Ruleset, deals: list[BidDeal], outcomes: list[DealOutcome]
     Python builder."""
     templates: list[bytes] = []
     bid_parts: list[tuple[bytes, bytes]] = []
-    bonus = rules.has_bonus
     levelled = rules.levelled_boards
     nsides = len(rules.sides)
     passed = [_PASSED] * nsides
     for d, o in zip(deals, outcomes, strict=True):
-        seats, values = o.bid_seats, o.bid_values
         if o.pass_out:
             templates += passed
         else:
             n = o.hand_size
-            levels = _levels(rules, _bid_ints(rules, seats, values)) if levelled else None
+            levels = _levels(rules, _bid_ints(rules, o.bid_seats, o.bid_values)) if levelled else None
             by_side = o.contracts.by_side
             for s in range(nsides):
                 c = by_side[s]
                 level = levels[s] if levels is not None else 0
                 t = _SIDE_TEMPLATES.get((rules, c.board, c.value, c.mult, n, level))
                 templates.append(_side_template(rules, c, n, level) if t is None else t)
-        bid_parts.append(
-            _part(list(_rainbows(rules, d, o, _bid_ints(rules, seats, values))))
-            if bonus
-            else _packed_bids(rules, seats, values)
-        )
+        bid_parts.append(_bid_part(rules, d, o))
     got = _fastplay.rows(outcomes, templates, _side_code_bytes(rules))
     if got is None:
         return None
